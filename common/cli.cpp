@@ -1,0 +1,198 @@
+/// @file cli.cpp
+/// @brief Implementation of the command-line parser.
+#include "cli.hpp"
+
+#include "exit_codes.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+namespace cs {
+
+std::int64_t parse_integer(const std::string& option, const std::string& text, std::int64_t min,
+                           std::int64_t max) {
+  const std::string range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  const bool digits_only =
+      !text.empty() && text.size() <= 20 &&
+      std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
+                  [](char c) { return c >= '0' && c <= '9'; }) &&
+      text != "-";
+  if (!digits_only)
+    throw UsageError("--" + option + " must be " + range + ", got '" + text + "'");
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno == ERANGE || *end != '\0' || value < min || value > max)
+    throw UsageError("--" + option + " must be " + range + ", got " + text);
+  return value;
+}
+
+CommandLine::CommandLine(std::string program, std::string summary)
+    : program_(std::move(program)), summary_(std::move(summary)) {}
+
+void CommandLine::add(Option option) {
+  if (find(option.name) != nullptr) throw std::logic_error("option declared twice: " + option.name);
+  options_.push_back(std::move(option));
+}
+
+const CommandLine::Option* CommandLine::find(const std::string& name) const {
+  for (const Option& option : options_)
+    if (option.name == name) return &option;
+  return nullptr;
+}
+
+void CommandLine::add_int(const std::string& name, int* target, int min, int max,
+                          const std::string& help) {
+  add({name, "N", std::to_string(*target),
+       help + " [" + std::to_string(min) + ".." + std::to_string(max) + "]", true,
+       [=](const std::string& v) { *target = static_cast<int>(parse_integer(name, v, min, max)); }});
+}
+
+void CommandLine::add_int(const std::string& name, std::int64_t* target, std::int64_t min,
+                          std::int64_t max, const std::string& help) {
+  add({name, "N", std::to_string(*target),
+       help + " [" + std::to_string(min) + ".." + std::to_string(max) + "]", true,
+       [=](const std::string& v) { *target = parse_integer(name, v, min, max); }});
+}
+
+void CommandLine::add_choice(const std::string& name, std::string* target,
+                             std::vector<std::string> choices, const std::string& help) {
+  std::string list;
+  for (const std::string& c : choices) list += (list.empty() ? "" : "|") + c;
+  add({name, list, *target, help, true, [=](const std::string& v) {
+         if (std::find(choices.begin(), choices.end(), v) == choices.end())
+           throw UsageError("--" + name + " must be one of " + list + ", got '" + v + "'");
+         *target = v;
+       }});
+}
+
+void CommandLine::add_flag(const std::string& name, bool* target, const std::string& help) {
+  add({name, "", "off", help, false, [=](const std::string&) { *target = true; }});
+}
+
+void CommandLine::add_custom(const std::string& name, const std::string& value_name,
+                             const std::string& default_text, const std::string& help,
+                             std::function<void(const std::string&)> apply) {
+  add({name, value_name, default_text, help, true, std::move(apply)});
+}
+
+void CommandLine::add_validator(std::function<void()> validate) {
+  validators_.push_back(std::move(validate));
+}
+
+CommandLine::Outcome CommandLine::parse(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return Outcome::kHelp;
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2)
+      throw UsageError("unexpected argument '" + arg + "' (options start with --; see --help)");
+    const std::size_t equals = arg.find('=');
+    const std::string name = arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+    const Option* option = find(name);
+    if (option == nullptr) throw UsageError("unknown option '--" + name + "' (see --help)");
+    if (!option->takes_value) {
+      if (equals != std::string::npos) throw UsageError("--" + name + " takes no value");
+      option->apply("");
+      continue;
+    }
+    std::string value;
+    if (equals != std::string::npos) {
+      value = arg.substr(equals + 1);
+    } else {
+      if (i + 1 >= argc) throw UsageError("--" + name + " needs a value (" + option->value_name + ")");
+      value = argv[++i];
+    }
+    option->apply(value);
+  }
+  for (const auto& validate : validators_) validate();
+  return Outcome::kRun;
+}
+
+std::string CommandLine::help() const {
+  std::ostringstream out;
+  out << "usage: " << program_ << " [options]\n\n" << summary_ << "\n\noptions:\n";
+  for (const Option& o : options_) {
+    std::string left = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+    if (left.size() < 28) left.resize(28, ' ');
+    else left += "\n" + std::string(28, ' ');
+    out << left << o.help << " (default: " << o.default_text << ")\n";
+  }
+  out << "  --help                    print this help and exit\n";
+  out << "\nexit codes: 0 pass, 1 verification failed, 2 bad input, 3 CUDA error, 77 no usable GPU\n";
+  return out.str();
+}
+
+void parse_or_exit(CommandLine& cli, int argc, char** argv) {
+  try {
+    if (cli.parse(argc, argv) == CommandLine::Outcome::kHelp) {
+      std::cout << cli.help();
+      std::exit(kExitPass);
+    }
+  } catch (const UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    std::exit(kExitBadInput);
+  }
+}
+
+void add_run_options(CommandLine& cli, RunOptions& run, bool gpu) {
+  cli.add_int("warmup", &run.warmup, 0, 100, "untimed runs before timing");
+  cli.add_int("reps", &run.reps, 1, 1000, "timed repetitions; the median is reported");
+  cli.add_custom("seed", "N", std::to_string(run.seed), "seed of the random inputs [0..2^63-1]",
+                 [&run](const std::string& v) {
+                   run.seed = static_cast<std::uint64_t>(
+                       parse_integer("seed", v, 0, std::numeric_limits<std::int64_t>::max()));
+                 });
+  cli.add_custom("check", "auto|full|sample|none", "auto",
+                 "verification against the CPU reference: auto = full when cheap, else sampled",
+                 [&run](const std::string& v) {
+                   if (v == "auto") run.check = CheckMode::kAuto;
+                   else if (v == "full") run.check = CheckMode::kFull;
+                   else if (v == "sample") run.check = CheckMode::kSample;
+                   else if (v == "none") run.check = CheckMode::kNone;
+                   else throw UsageError("--check must be one of auto|full|sample|none, got '" + v + "'");
+                 });
+  cli.add_flag("json", &run.json, "also print the results as one JSON object");
+  if (gpu) cli.add_int("device", &run.device, 0, 63, "CUDA device index");
+}
+
+void add_shape_options(CommandLine& cli, MatmulShape& shape) {
+  // --size fills in whatever --m/--n/--k did not set, once all options are read.
+  auto size = std::make_shared<std::int64_t>(0);
+  auto explicit_dims = std::make_shared<int>(0); // bit 0: m, bit 1: n, bit 2: k
+  cli.add_custom("size", "N", "-", "square problem: m = n = k = N [1.." + std::to_string(kMaxDimension) + "]",
+                 [size](const std::string& v) { *size = parse_integer("size", v, 1, kMaxDimension); });
+  const std::string range = " [1.." + std::to_string(kMaxDimension) + "]";
+  cli.add_custom("m", "N", std::to_string(shape.m), "rows of A and C" + range,
+                 [&shape, explicit_dims](const std::string& v) {
+                   shape.m = parse_integer("m", v, 1, kMaxDimension);
+                   *explicit_dims |= 1;
+                 });
+  cli.add_custom("n", "N", std::to_string(shape.n), "columns of B and C" + range,
+                 [&shape, explicit_dims](const std::string& v) {
+                   shape.n = parse_integer("n", v, 1, kMaxDimension);
+                   *explicit_dims |= 2;
+                 });
+  cli.add_custom("k", "N", std::to_string(shape.k), "columns of A, rows of B" + range,
+                 [&shape, explicit_dims](const std::string& v) {
+                   shape.k = parse_integer("k", v, 1, kMaxDimension);
+                   *explicit_dims |= 4;
+                 });
+  cli.add_validator([&shape, size, explicit_dims] {
+    if (*size == 0) return;
+    if (!(*explicit_dims & 1)) shape.m = *size;
+    if (!(*explicit_dims & 2)) shape.n = *size;
+    if (!(*explicit_dims & 4)) shape.k = *size;
+  });
+}
+
+std::string to_string(const MatmulShape& shape) {
+  return std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
+}
+
+} // namespace cs

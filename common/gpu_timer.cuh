@@ -1,0 +1,92 @@
+/// @file gpu_timer.cuh
+/// @brief Two GPU clocks: CUDA events around repeated launches, and the seeds' per-block
+/// clock64() stamps.
+#pragma once
+
+#include "cli.hpp"
+#include "cuda_check.cuh"
+#include "device_info.cuh"
+#include "report.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace cs {
+
+/// Times @p launch with CUDA events: @p run.warmup untimed runs first (module load, caches,
+/// clocks ramping up), then @p run.reps timed ones, each between its own pair of events.
+/// Returns the median and spread. @p launch must enqueue the work and check its launch.
+template <typename Launch>
+TimingStats time_with_events(const RunOptions& run, Launch&& launch) {
+  for (int i = 0; i < run.warmup; ++i) launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> samples_ms;
+  for (int i = 0; i < run.reps; ++i) {
+    CUDA_CHECK(cudaEventRecord(start));
+    launch();
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    samples_ms.push_back(ms);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return summarize(samples_ms);
+}
+
+/// Linear index of this block in its grid (x fastest).
+__device__ __forceinline__ std::int64_t block_linear_index() {
+  return (static_cast<std::int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+}
+
+/// Thread 0 of the block stamps the SM's cycle counter into stamps[block] (the seeds' method).
+/// Does nothing when @p stamps is null.
+__device__ __forceinline__ void stamp_block_start(long long* stamps) {
+  if (stamps != nullptr && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
+    stamps[block_linear_index()] = clock64();
+}
+
+/// Thread 0 of the block stamps stamps[blocks + block] when it is done. It records thread 0's
+/// finish, not the last thread's: the seeds' method, and one reason the figure is approximate.
+__device__ __forceinline__ void stamp_block_end(long long* stamps) {
+  if (stamps != nullptr && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    const std::int64_t blocks = static_cast<std::int64_t>(gridDim.x) * gridDim.y * gridDim.z;
+    stamps[blocks + block_linear_index()] = clock64();
+  }
+}
+
+/// The span the block stamps cover.
+struct ClockSpan {
+  long long cycles = 0; ///< max(end) − min(start) over all blocks
+  double ms = 0;        ///< cycles at the device's peak SM clock
+};
+
+/// A device buffer of per-block start and end stamps, and the arithmetic the seeds did on it.
+///
+/// Approximate by construction: clock64() counts the cycles of the SM the block runs on, and the
+/// SMs' counters are not synchronized, so max(end) − min(start) across SMs mixes clocks; the
+/// conversion to ms assumes the peak clock, while the GPU may run slower or boost differently.
+/// Use it to see inside a kernel, and events for the time of the kernel.
+class BlockClocks {
+ public:
+  /// Allocates room for @p blocks start and end stamps.
+  explicit BlockClocks(std::int64_t blocks);
+  ~BlockClocks();
+  BlockClocks(const BlockClocks&) = delete;
+  BlockClocks& operator=(const BlockClocks&) = delete;
+
+  /// The device pointer to pass to the kernel.
+  long long* device_stamps() const { return stamps_; }
+  /// Copies the stamps of the last launch back and reduces them.
+  ClockSpan read(const DeviceInfo& info) const;
+
+ private:
+  std::int64_t blocks_;
+  long long* stamps_ = nullptr;
+};
+
+} // namespace cs

@@ -1,0 +1,38 @@
+/// @file matrix.hpp
+/// @brief Reproducible random inputs and the "never written" poison value.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace cs {
+
+/// Which input a generated matrix is, so A and B drawn from one seed still differ.
+enum class Operand : std::uint64_t { kA = 1, kB = 2, kX = 3, kY = 4 };
+
+/// A rows × cols row-major matrix of floats uniform in [-1, 1), reproducible from @p seed.
+///
+/// The engine is std::mt19937_64, whose output sequence the C++ standard fixes, and the
+/// conversion to float is done here (the standard distributions are not the same on every
+/// library): the top 24 bits of each draw become k / 2^23 − 1, so every value is an exact float
+/// with no rounding and the same on every platform. Negative and positive values make the sums
+/// cancel, which tests more than all-positive inputs, and independent entries make the matrix
+/// non-symmetric (a kernel that swaps A[i][k] for A[k][i] fails).
+std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
+                                 Operand which);
+
+/// The bit pattern used to poison outputs before every run: 0xFFFFFFFF, a NaN that arithmetic
+/// never produces (the GPU's NaN is 0x7FFFFFFF, the x86 default 0xFFC00000), and the pattern
+/// `cudaMemset(ptr, 0xFF, bytes)` writes. An element still holding it was never written.
+constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
+
+/// Byte value to pass to memset / cudaMemset to poison a float buffer.
+constexpr int kPoisonByte = 0xFF;
+
+/// Fills @p values with the poison pattern.
+void poison(std::vector<float>& values);
+
+/// True when @p value holds exactly the poison bit pattern.
+bool is_poison(float value);
+
+} // namespace cs

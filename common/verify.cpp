@@ -1,0 +1,191 @@
+/// @file verify.cpp
+/// @brief Implementation of the reference, the comparison and the matmul check.
+#include "verify.hpp"
+
+#include "matrix.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <set>
+
+namespace cs {
+
+std::string CheckResult::summary() const {
+  if (!checked) return "not checked (--check=none)";
+  char line[256];
+  std::snprintf(line, sizeof line, "%s: %lld compared, %lld scanned, max rel err %.2e (tol %.2e), "
+                "rel norm err %.2e", mode.c_str(), static_cast<long long>(compared),
+                static_cast<long long>(scanned), max_rel_error, tolerance, rel_norm_error);
+  std::string text = line;
+  if (!passed) {
+    std::snprintf(line, sizeof line, "; %lld never written, %lld NaN/Inf, %lld out of tolerance; first: ",
+                  static_cast<long long>(unwritten), static_cast<long long>(non_finite),
+                  static_cast<long long>(out_of_tolerance));
+    text += line + first_failure;
+  }
+  return text;
+}
+
+Comparison::Comparison(double tolerance, std::int64_t cols, std::string name)
+    : tolerance_(tolerance), cols_(std::max<std::int64_t>(cols, 1)), name_(std::move(name)) {
+  result_.checked = true;
+  result_.tolerance = tolerance;
+}
+
+std::string Comparison::where(std::int64_t index) const {
+  if (cols_ == 1) return name_ + "[" + std::to_string(index) + "]";
+  return name_ + "[" + std::to_string(index / cols_) + "][" + std::to_string(index % cols_) + "]";
+}
+
+void Comparison::fail(std::int64_t index, double got, const char* why) {
+  if (!result_.first_failure.empty()) return;
+  char value[64];
+  std::snprintf(value, sizeof value, "%.9g", got);
+  result_.first_failure = where(index) + " = " + value + " (" + why + ")";
+}
+
+void Comparison::scan(const float* values, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float v = values[i];
+    if (std::isfinite(v)) continue;
+    if (is_poison(v)) {
+      ++result_.unwritten;
+      fail(i, v, "never written");
+    } else {
+      ++result_.non_finite;
+      fail(i, v, "NaN or Inf");
+    }
+  }
+  result_.scanned += count;
+}
+
+void Comparison::compare(std::int64_t index, double got, double want, double scale) {
+  ++result_.compared;
+  if (!std::isfinite(got)) {
+    // Already counted by scan() when the caller scanned; count it here otherwise.
+    if (result_.scanned == 0) {
+      if (is_poison(static_cast<float>(got))) ++result_.unwritten;
+      else ++result_.non_finite;
+    }
+    fail(index, got, is_poison(static_cast<float>(got)) ? "never written" : "NaN or Inf");
+    result_.max_rel_error = std::numeric_limits<double>::infinity();
+    return;
+  }
+  const double diff = std::fabs(got - want);
+  const double rel = scale > 0 ? diff / scale : (diff == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+  if (!(rel <= tolerance_)) {
+    ++result_.out_of_tolerance;
+    char why[96];
+    std::snprintf(why, sizeof why, "expected %.9g, rel err %.2e > tol %.2e", want, rel, tolerance_);
+    fail(index, got, why);
+  }
+  result_.max_rel_error = std::max(result_.max_rel_error, rel);
+  sum_rel_ += rel;
+  sum_sq_diff_ += diff * diff;
+  sum_sq_want_ += want * want;
+}
+
+CheckResult Comparison::finish(const std::string& mode) const {
+  CheckResult r = result_;
+  r.mode = mode;
+  r.mean_rel_error = r.compared > 0 ? sum_rel_ / static_cast<double>(r.compared) : 0.0;
+  r.rel_norm_error = sum_sq_want_ > 0 ? std::sqrt(sum_sq_diff_ / sum_sq_want_)
+                                      : (sum_sq_diff_ == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+  r.passed = r.unwritten == 0 && r.non_finite == 0 && r.out_of_tolerance == 0 &&
+             (r.compared > 0 || r.scanned > 0);
+  return r;
+}
+
+double fp32_sum_tolerance(std::int64_t terms) {
+  const double ku = static_cast<double>(std::max<std::int64_t>(terms, 1)) * std::ldexp(1.0, -24);
+  return ku / (1.0 - ku);
+}
+
+namespace {
+
+// One element of the reference and its scale, Σ|a·b|: K multiply-adds down a column of B.
+void reference_element(const std::vector<float>& a, const std::vector<float>& b,
+                       const MatmulShape& s, std::int64_t row, std::int64_t col, double* want,
+                       double* scale) {
+  double sum = 0, magnitude = 0;
+  for (std::int64_t k = 0; k < s.k; ++k) {
+    const double term = static_cast<double>(a[row * s.k + k]) * static_cast<double>(b[k * s.n + col]);
+    sum += term;
+    magnitude += std::fabs(term);
+  }
+  *want = sum;
+  *scale = magnitude;
+}
+
+} // namespace
+
+std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                                     const MatmulShape& s) {
+  // i-k-j order: the inner loop walks a row of B and a row of C, both contiguous.
+  std::vector<double> c(static_cast<std::size_t>(s.m * s.n), 0.0);
+  for (std::int64_t i = 0; i < s.m; ++i) {
+    double* c_row = &c[i * s.n];
+    for (std::int64_t k = 0; k < s.k; ++k) {
+      const double a_ik = a[i * s.k + k];
+      const float* b_row = &b[k * s.n];
+      for (std::int64_t j = 0; j < s.n; ++j) c_row[j] += a_ik * static_cast<double>(b_row[j]);
+    }
+  }
+  return c;
+}
+
+bool full_check_is_cheap(const MatmulShape& s) {
+  return static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) <=
+         static_cast<double>(1LL << 30);
+}
+
+CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                          const std::vector<float>& c, const MatmulShape& s, CheckMode mode,
+                          std::uint64_t seed) {
+  if (mode == CheckMode::kNone) {
+    CheckResult none;
+    none.mode = "none";
+    none.passed = true;
+    return none;
+  }
+  if (mode == CheckMode::kAuto) mode = full_check_is_cheap(s) ? CheckMode::kFull : CheckMode::kSample;
+
+  Comparison cmp(fp32_sum_tolerance(s.k), s.n, "C");
+  cmp.scan(c.data(), s.m * s.n);
+
+  if (mode == CheckMode::kFull) {
+    // The reference and, alongside it, each element's scale Σ|a·b| (the same loops on |a|, |b|).
+    const std::vector<double> want = reference_matmul(a, b, s);
+    std::vector<float> abs_a(a.size()), abs_b(b.size());
+    std::transform(a.begin(), a.end(), abs_a.begin(), [](float v) { return std::fabs(v); });
+    std::transform(b.begin(), b.end(), abs_b.begin(), [](float v) { return std::fabs(v); });
+    const std::vector<double> scale = reference_matmul(abs_a, abs_b, s);
+    for (std::int64_t i = 0; i < s.m * s.n; ++i) cmp.compare(i, c[i], want[i], scale[i]);
+    return cmp.finish("full");
+  }
+
+  // Sampled: the four borders, where off-by-one tiles go wrong, plus random interior elements.
+  std::set<std::int64_t> picks;
+  const auto edge = [&](std::int64_t length, auto&& index_of) {
+    const std::int64_t count = std::min<std::int64_t>(length, 1024);
+    for (std::int64_t t = 0; t < count; ++t)
+      picks.insert(index_of(count == 1 ? 0 : t * (length - 1) / (count - 1)));
+  };
+  edge(s.n, [&](std::int64_t j) { return j; });                       // first row
+  edge(s.n, [&](std::int64_t j) { return (s.m - 1) * s.n + j; });     // last row
+  edge(s.m, [&](std::int64_t i) { return i * s.n; });                 // first column
+  edge(s.m, [&](std::int64_t i) { return i * s.n + s.n - 1; });       // last column
+  std::mt19937_64 engine(seed ^ 0x5eed5a3b1eULL);
+  for (int t = 0; t < 1024; ++t) picks.insert(static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(s.m * s.n)));
+  for (const std::int64_t index : picks) {
+    double want = 0, scale = 0;
+    reference_element(a, b, s, index / s.n, index % s.n, &want, &scale);
+    cmp.compare(index, c[index], want, scale);
+  }
+  return cmp.finish("sample");
+}
+
+} // namespace cs

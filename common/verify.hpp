@@ -1,0 +1,88 @@
+/// @file verify.hpp
+/// @brief The CPU reference for C = A·B and the comparison every stage reports.
+///
+/// A result element passes when |got − want| ≤ tolerance × scale, where `want` is computed in
+/// double and `scale` is what the error may grow with. For a dot product of length K the scale is
+/// Σ|a·b| over its terms and the tolerance γ_K = K·u / (1 − K·u), u = 2⁻²⁴: the classical bound
+/// on the rounding error of any float summation order (fused multiply-adds included), so a
+/// correct FP32 kernel cannot fail it, while a wrong index, a stale tile or a lost term moves the
+/// result by a whole term, far more than K·u of the sum. NaN, ±Inf and never-written (poisoned)
+/// elements always fail.
+#pragma once
+
+#include "cli.hpp"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/// What a check found. Printed by Report; one per measured variant.
+struct CheckResult {
+  bool checked = false;           ///< false when the check was skipped (--check=none)
+  bool passed = false;            ///< every scanned and compared element was acceptable
+  std::string mode;               ///< "full", "sample", "exact", "none", ...
+  std::int64_t compared = 0;      ///< elements compared with the reference
+  std::int64_t scanned = 0;       ///< elements scanned for NaN/Inf/never-written
+  std::int64_t unwritten = 0;     ///< elements still holding the poison pattern
+  std::int64_t non_finite = 0;    ///< NaN or ±Inf that the kernel computed
+  std::int64_t out_of_tolerance = 0; ///< finite elements off by more than the tolerance
+  double max_rel_error = 0;       ///< max |got − want| / scale over compared elements
+  double mean_rel_error = 0;      ///< mean of the same
+  double rel_norm_error = 0;      ///< ‖got − want‖₂ / ‖want‖₂ over compared elements
+  double tolerance = 0;           ///< the bound each |got − want| / scale had to meet
+  std::string first_failure;      ///< the first bad element, e.g. "C[3][7] = nan (never written)"
+
+  /// One-line summary, e.g. "full: 1000000 elements, max rel err 3.1e-07 <= tol 6.0e-05".
+  std::string summary() const;
+};
+
+/// Accumulates element-by-element comparisons into a CheckResult.
+class Comparison {
+ public:
+  /// @param tolerance bound on |got − want| / scale
+  /// @param cols      columns of the result, to name failures as name[row][col] (1 for vectors)
+  /// @param name      the result's name in messages ("C", "out", "dot")
+  Comparison(double tolerance, std::int64_t cols, std::string name);
+
+  /// Scans @p count values for NaN, ±Inf and the poison pattern without a reference.
+  void scan(const float* values, std::int64_t count);
+  /// Compares element @p index: @p got against @p want, allowing tolerance × @p scale.
+  void compare(std::int64_t index, double got, double want, double scale);
+  /// The verdict; @p mode names how much was checked.
+  CheckResult finish(const std::string& mode) const;
+
+ private:
+  std::string where(std::int64_t index) const;
+  void fail(std::int64_t index, double got, const char* why);
+
+  double tolerance_;
+  std::int64_t cols_;
+  std::string name_;
+  CheckResult result_;
+  double sum_rel_ = 0, sum_sq_diff_ = 0, sum_sq_want_ = 0;
+};
+
+/// γ_K = K·u / (1 − K·u) with u = 2⁻²⁴: the FP32 rounding-error bound for sums of K terms.
+double fp32_sum_tolerance(std::int64_t terms);
+
+/// Full CPU reference: C = A·B accumulated in double (row-major, shape.m × shape.n).
+std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                                     const MatmulShape& shape);
+
+/// Whether kAuto picks the full check for this shape (m·n·k ≤ 2³⁰), else the sampled one.
+bool full_check_is_cheap(const MatmulShape& shape);
+
+/// Checks @p c against the double reference of A·B as @p mode asks.
+///
+/// Full: every element. Sampled: every element is scanned for NaN/Inf/never-written, and the
+/// reference is computed for the four borders (up to 1024 evenly spaced elements per edge, the
+/// corners included) and 1024 random elements drawn from @p seed, so the check costs O(m·n + k·5120)
+/// instead of O(m·n·k).
+CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                          const std::vector<float>& c, const MatmulShape& shape, CheckMode mode,
+                          std::uint64_t seed);
+
+} // namespace cs
