@@ -2,7 +2,7 @@
 /// @brief Picking the GPU, printing what it is, and its theoretical peaks.
 ///
 /// The seeds' printDeviceProp/InitCUDA for today's CUDA: clock rates come from
-/// cudaDeviceGetAttribute, since cudaDeviceProp::clockRate and ::memoryClockRate were removed in
+/// `cudaDeviceGetAttribute`, since `cudaDeviceProp::clockRate` and `memoryClockRate` were removed in
 /// CUDA 13.
 #pragma once
 
