@@ -1,0 +1,61 @@
+/// @file cublas_sgemm.cu
+/// @brief Implementation of the cuBLAS SGEMM yardstick.
+#include "cublas_sgemm.cuh"
+
+#include "cuda_check.cuh"
+#include "gpu_timer.cuh"
+#include "matrix.hpp"
+#include "verify.hpp"
+
+#include <cmath>
+
+namespace cs {
+
+CublasHandle::CublasHandle() {
+  CUBLAS_CHECK(cublasCreate(&handle_));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
+}
+
+CublasHandle::~CublasHandle() {
+  cublasDestroy(handle_);
+}
+
+Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape, const DeviceInfo& device,
+                                 const float* d_a, const float* d_b, float* d_c, const std::vector<float>& a,
+                                 const std::vector<float>& b) {
+  const CublasHandle cublas;
+  const int m = static_cast<int>(shape.m);
+  const int n = static_cast<int>(shape.n);
+  const int k = static_cast<int>(shape.k);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+
+  // cuBLAS is column-major; the stages store row-major. A row-major r×c matrix, read column-major,
+  // is its c×r transpose with the same leading dimension c. So cuBLAS sees our buffers as
+  // A^T (k×m, ld k), B^T (n×k, ld n) and C^T (n×m, ld n), and since C^T = (A·B)^T = B^T·A^T, asking
+  // it for B^T·A^T (B first, m and n swapped) writes exactly the row-major C = A·B. No transposes
+  // are performed: only the reading of the same bytes changes.
+  const auto sgemm = [&] {
+    CUBLAS_CHECK(
+        cublasSgemm(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, d_b, n, d_a, k, &beta, d_c, n));
+  };
+
+  const std::size_t c_count = static_cast<std::size_t>(shape.m * shape.n);
+  CUDA_CHECK(cudaMemset(d_c, kPoisonByte, c_count * sizeof(float)));
+  Measurement result;
+  result.name = "cuBLAS";
+  result.what = "cublasSgemm, CUBLAS_PEDANTIC_MATH (strict FP32, no TF32)";
+  result.is_yardstick = true;
+  result.time = time_with_events(run, sgemm);
+  result.rate = matmul_gflops(shape, result.time.median_ms);
+  result.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * result.rate / device.peak_fp32_gflops : NAN;
+  result.pct_yardstick = 100.0;
+  if (run.check != CheckMode::kNone) {
+    std::vector<float> c(c_count);
+    CUDA_CHECK(cudaMemcpy(c.data(), d_c, c_count * sizeof(float), cudaMemcpyDeviceToHost));
+    result.check = verify_matmul(a, b, c, shape, CheckMode::kSample, run.seed);
+  }
+  return result;
+}
+
+} // namespace cs
