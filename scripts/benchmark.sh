@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The benchmark behind the chapters' "Measured" tables: each GPU stage at the size its issue
+# names, with the library yardstick measured in the same run. Usage:
+#   scripts/benchmark.sh <build-dir> <log-dir>
+# Writes one log per run into <log-dir> and prints every RESULT line. Not a test: timings on a
+# shared GPU drift, so compare ratios from one run, never absolute times across runs.
+set -u
+build=${1:?usage: benchmark.sh <build-dir> <log-dir>}
+logs=${2:?usage: benchmark.sh <build-dir> <log-dir>}
+mkdir -p "$logs"
+status=0
+run() { # name, then the command
+  local name=$1
+  shift
+  echo "== $name: $*" | sed "s|$build/||"
+  "$@" >"$logs/$name.log" 2>&1 || status=1
+  grep -E '^(RESULT|  [a-z_0-9]+ check:|clock64|Global loads|padded|.*faster)' "$logs/$name.log" | sed 's/^/   /'
+}
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null
+} | tee "$logs/machine.txt"
+
+m=4096
+run 02_n$m "$build/02_naive_kernel/02_naive_kernel" --size $m --check sample --reps 10 --json
+run 03_n$m "$build/03_multiblock/03_multiblock" --size $m --check sample --reps 10 --json
+for tile in 8 16 32; do
+  run 04_n${m}_t$tile "$build/04_shared_tiled/04_shared_tiled" --size $m --tile $tile --check sample --reps 10 --json
+done
+run 05_n8192 "$build/05_transpose/05_transpose" --size 8192 --reps 20 --json
+run 05_n1024 "$build/05_transpose/05_transpose" --size 1024 --reps 20
+run 06_n2p28 "$build/06_dot_reduction/06_dot_reduction" --n 268435456 --inputs random --reps 20 --json
+run 06_book "$build/06_dot_reduction/06_dot_reduction"
+exit $status
