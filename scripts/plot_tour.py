@@ -46,15 +46,16 @@ def main(source, target):
                 if v["yardstick"]:
                     yardstick = v
                 elif v["rate"] is not None:
-                    labels.append(f"{name[:2]} {v['name']}")
+                    labels.append(f"{name[:2]} {v['name']}\n{stages[name]['sizes'].split('x')[0]}³")
                     values.append(v["rate"])
                     colors.append("tab:blue")
         if yardstick is not None:
             labels.append("cuBLAS")
             values.append(yardstick["rate"])
             colors.append("tab:orange")
-        panels.append((labels, values, colors, f"Matrix multiply, {stages[matmul[0]]['sizes']}",
-                       "GFLOP/s", True, None))
+        if yardstick is not None:
+            labels[-1] += f"\n{stages[matmul[-1]]['sizes'].split('x')[0]}³"
+        panels.append((labels, values, colors, "Matrix multiply (log scale)", "GFLOP/s", True, None))
     for name, title in (("05_transpose", "Transpose"), ("06_dot_reduction", "Dot product")):
         if name not in stages:
             continue

@@ -11,6 +11,7 @@ function field(text, key,    m) {
   return "-"
 }
 function short(v) { return v == "-" ? v : sprintf("%.4g", v) }
+function pct(v) { return v == "-" ? v : sprintf("%.1f", v) }
 {
   head = $0
   sub(/,"variants":.*/, "", head)
@@ -29,7 +30,7 @@ function short(v) { return v == "-" ? v : sprintf("%.4g", v) }
     if (name == headline)
       row = sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", stage, changed, name, size,
                     short(field(v, "median_ms")), short(field(v, "rate")), unit,
-                    short(field(v, "pct_yardstick")), short(field(v, "pct_peak")), result)
+                    pct(field(v, "pct_yardstick")), pct(field(v, "pct_peak")), result)
   }
   print row
 }
