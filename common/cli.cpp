@@ -191,6 +191,11 @@ void add_shape_options(CommandLine& cli, MatmulShape& shape) {
   });
 }
 
+bool fits_int32_indices(const MatmulShape& s, std::int64_t threads_launched) {
+  const std::int64_t largest = std::max({s.m * s.k, s.k * s.n, s.m * s.n, threads_launched});
+  return largest <= std::numeric_limits<std::int32_t>::max();
+}
+
 std::string to_string(const MatmulShape& shape) {
   return std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
 }

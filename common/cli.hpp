@@ -109,6 +109,11 @@ constexpr std::int64_t kMaxDimension = 65536;
 /// whatever their order.
 void add_shape_options(CommandLine& cli, MatmulShape& shape);
 
+/// True when every index a matrix-product kernel of @p shape computes fits in a 32-bit int: the
+/// element counts m·k, k·n and m·n, and @p threads_launched (a 1-D grid's thread numbers run past
+/// m·n up to the end of the last block). Kernels templated on their index type use `int` then.
+bool fits_int32_indices(const MatmulShape& shape, std::int64_t threads_launched = 0);
+
 /// "MxNxK" as text, e.g. "1000x1000x1000".
 std::string to_string(const MatmulShape& shape);
 

@@ -3,6 +3,7 @@
 #include "gpu_timer.cuh"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 namespace cs {
@@ -18,10 +19,28 @@ ClockSpan BlockClocks::read(const DeviceInfo& info) const {
   CUDA_CHECK(cudaMemcpy(host.data(), stamps_, host.size() * sizeof(long long), cudaMemcpyDeviceToHost));
   const long long first_start = *std::min_element(host.begin(), host.begin() + blocks_);
   const long long last_end = *std::max_element(host.begin() + blocks_, host.end());
+  long long longest = 0;
+  for (std::int64_t block = 0; block < blocks_; ++block)
+    longest = std::max(longest, host[blocks_ + block] - host[block]);
+  const auto to_ms = [&](long long cycles) {
+    return info.sm_clock_khz > 0 ? static_cast<double>(cycles) / info.sm_clock_khz : 0.0;
+  };
   ClockSpan span;
   span.cycles = last_end - first_start;
-  span.ms = info.sm_clock_khz > 0 ? static_cast<double>(span.cycles) / info.sm_clock_khz : 0.0;
+  span.ms = to_ms(span.cycles);
+  span.longest_block_cycles = longest;
+  span.longest_block_ms = to_ms(longest);
   return span;
+}
+
+void print_block_clocks(const ClockSpan& span, const DeviceInfo& info, double event_ms) {
+  std::printf("\nclock64 stamps of the last launch (thread 0 of each block, at its start and end):\n");
+  std::printf("  max(end) - min(start) over all blocks: %lld cycles = %.4g ms at %.0f MHz (the seeds'\n"
+              "    figure; unsound: each SM counts its own cycles, and the counters are not synchronized)\n",
+              span.cycles, span.ms, info.sm_clock_khz / 1e3);
+  std::printf("  longest single block, end - start on its own SM: %lld cycles = %.4g ms\n",
+              span.longest_block_cycles, span.longest_block_ms);
+  std::printf("  the kernel by CUDA events (median): %.4g ms\n", event_ms);
 }
 
 } // namespace cs

@@ -64,18 +64,22 @@ inline __device__ __noinline__ void stamp_block_end(long long* stamps) {
   }
 }
 
-/// The span the block stamps cover.
+/// What the block stamps say, two ways.
 struct ClockSpan {
-  long long cycles = 0; ///< max(end) − min(start) over all blocks
-  double ms = 0;        ///< cycles at the device's peak SM clock
+  long long cycles = 0;               ///< the seeds' figure: max(end) − min(start) over all blocks
+  double ms = 0;                      ///< cycles at the device's peak SM clock
+  long long longest_block_cycles = 0; ///< max over blocks of end − start (both on one SM)
+  double longest_block_ms = 0;        ///< longest_block_cycles at the peak SM clock
 };
 
 /// A device buffer of per-block start and end stamps, and the arithmetic the seeds did on it.
 ///
-/// Approximate by construction: clock64() counts the cycles of the SM the block runs on, and the
-/// SMs' counters are not synchronized, so max(end) − min(start) across SMs mixes clocks; the
-/// conversion to ms assumes the peak clock, while the GPU may run slower or boost differently.
-/// Use it to see inside a kernel, and events for the time of the kernel.
+/// The seeds' figure, max(end) − min(start) across all blocks, is unsound today: clock64()
+/// counts the cycles of the SM the block runs on, and the SMs' counters are not synchronized, so
+/// the span mixes clocks (on the H200 it read 190 to 590 ms for a 43 ms kernel, growing with the
+/// machine's uptime). The duration of one block, end − start on its own SM, is sound; the
+/// longest one is reported beside it. Both assume the peak clock for the conversion to ms. Use
+/// the stamps to see inside a kernel, and events for the time of the kernel.
 class BlockClocks {
  public:
   /// Allocates room for @p blocks start and end stamps.
@@ -93,5 +97,9 @@ class BlockClocks {
   std::int64_t blocks_;
   long long* stamps_ = nullptr;
 };
+
+/// Prints the stamps' two figures next to the event time @p event_ms of the same kernel, with
+/// what each one means.
+void print_block_clocks(const ClockSpan& span, const DeviceInfo& info, double event_ms);
 
 } // namespace cs
