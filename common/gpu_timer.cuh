@@ -76,8 +76,8 @@ struct ClockSpan {
 ///
 /// The seeds' figure, max(end) − min(start) across all blocks, is unsound today: clock64()
 /// counts the cycles of the SM the block runs on, and the SMs' counters are not synchronized, so
-/// the span mixes clocks (on the H200 it read 190 to 590 ms for a 43 ms kernel, growing with the
-/// machine's uptime). The duration of one block, end − start on its own SM, is sound; the
+/// the span mixes clocks (on an H200 that had been running for a while it read 190 to 590 ms
+/// for a 43 ms kernel, growing run after run; on a freshly started one, about the event time). The duration of one block, end − start on its own SM, is sound; the
 /// longest one is reported beside it. Both assume the peak clock for the conversion to ms. Use
 /// the stamps to see inside a kernel, and events for the time of the kernel.
 class BlockClocks {
