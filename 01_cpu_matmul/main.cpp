@@ -37,6 +37,8 @@ void matmul_ijk(const float* a, const float* b, float* c, std::int64_t m, std::i
 void matmul_ikj(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
                 std::int64_t k, cs::Progress& progress) {
   for (std::int64_t row = 0; row < m; ++row) {
+    // LAB 01.ikj: zero this row of C, then add A[row][i] times row i of B to it, for i = 0 .. k-1
+    // LAB-STUB: static_cast<void>(a), static_cast<void>(b), static_cast<void>(c), static_cast<void>(n + k);
     float* c_row = c + row * n;
     for (std::int64_t col = 0; col < n; ++col) c_row[col] = 0.0f;
     for (std::int64_t i = 0; i < k; ++i) {
@@ -44,6 +46,7 @@ void matmul_ikj(const float* a, const float* b, float* c, std::int64_t m, std::i
       const float* b_row = b + i * n;
       for (std::int64_t col = 0; col < n; ++col) c_row[col] += a_value * b_row[col];
     }
+    // END LAB
     progress.update(row + 1);
   }
 }

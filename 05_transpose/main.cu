@@ -110,6 +110,7 @@ __global__ void transpose_naive(const float* __restrict__ in, float* __restrict_
 template <int kPadding>
 __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict__ out, int width,
                                 int height) {
+  // LAB 05.tiled: a kTile x (kTile + kPadding) shared tile: load rows of the input, barrier, store it turned
   __shared__ float tile[kTile][kTile + kPadding];
 
   // Each thread loads one element of the input tile; a warp loads one row of it.
@@ -128,6 +129,7 @@ __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict_
   const int out_row = blockIdx.x * kTile + threadIdx.y;
   if (out_col < height && out_row < width)
     out[static_cast<std::int64_t>(out_row) * height + out_col] = tile[threadIdx.x][threadIdx.y];
+  // END LAB
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,6 +153,8 @@ __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict_
 /// rows of one tile column, 33 words apart, which fall in 32 different banks.
 __global__ void transpose_tall_tile(const float* __restrict__ in, float* __restrict__ out, int width,
                                     int height) {
+  // LAB 05.tall_tile: a 64 x (32 + 1) shared tile: 8 loads a thread, barrier, store it turned, half by half
+  // LAB-STUB: static_cast<void>(kTallTileHalves), static_cast<void>(kTallElementsPerThread);
   __shared__ float tile[kTallTileRows][kTile + 1];
 
   // Load: each warp reads one 128-byte piece of an input row; thread row ty takes tile rows
@@ -182,6 +186,7 @@ __global__ void transpose_tall_tile(const float* __restrict__ in, float* __restr
         out[static_cast<std::int64_t>(out_row) * height + out_col] = tile[half_row][tile_col];
     }
   }
+  // END LAB
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -61,10 +61,12 @@ __device__ void book_block_sum(const float* __restrict__ a, const float* __restr
     sum += a[i] * b[i];
   cache[threadIdx.x] = sum;
   __syncthreads(); // every thread's sum is in the cache before anyone reads a neighbour's
+  // LAB 06.book_tree: halve the active threads each level: cache[t] += cache[t + half], then a barrier
   for (unsigned half = blockDim.x / 2; half != 0; half /= 2) {
     if (threadIdx.x < half) cache[threadIdx.x] += cache[threadIdx.x + half];
     __syncthreads(); // this level is complete before the next one reads it
   }
+  // END LAB
 }
 
 /// Variants "book" and "sm_grid": the book's kernel. Block b writes its sum to partial_sums[b];
@@ -92,8 +94,11 @@ __global__ void dot_atomic(const float* __restrict__ a, const float* __restrict_
 /// memory and no barrier. __shfl_down_sync names the lanes that take part, which is what makes it
 /// correct on GPUs whose warps' threads are scheduled independently (Volta and later).
 __device__ float warp_sum(float value) {
+  // LAB 06.warp_sum: add the value held 16, 8, 4, 2 and 1 lanes higher, with __shfl_down_sync
+  // LAB-STUB: static_cast<void>(kFullWarp);
   for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
     value += __shfl_down_sync(kFullWarp, value, offset);
+  // END LAB
   return value;
 }
 
@@ -105,6 +110,7 @@ __device__ float warp_sum(float value) {
 /// multiple of 32.
 __global__ void dot_shuffle(const float* __restrict__ a, const float* __restrict__ b, std::int64_t n,
                             std::int64_t vector_groups, float* result) {
+  // LAB 06.shuffle: float4 loads, then single elements, into one running sum; warp sums; warp 0 adds them
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t grid_threads = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
   const float4* a4 = reinterpret_cast<const float4*>(a);
@@ -131,6 +137,7 @@ __global__ void dot_shuffle(const float* __restrict__ a, const float* __restrict
     sum = warp_sum(lane < warps ? warp_sums[lane] : 0.0f);
     if (lane == 0) atomicAdd(result, sum);
   }
+  // END LAB
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -53,7 +53,8 @@ function(cs_add_bad_input_tests target)
 endfunction()
 
 # cs_add_sanitizer_tests(<target> args...): memcheck, racecheck and synccheck on the stage with
-# these arguments; any reported error fails the test.
+# these arguments; any reported error, or any racecheck hazard (errors and warnings alike), fails
+# the test.
 function(cs_add_sanitizer_tests target)
   if(NOT CUDA_STAGES_COMPUTE_SANITIZER)
     return()
@@ -68,6 +69,6 @@ function(cs_add_sanitizer_tests target)
                      $<TARGET_FILE:${target}> ${ARGN})
     set_tests_properties(${target}.sanitizer.${tool} PROPERTIES
       LABELS sanitizer SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}"
-      FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
+      FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]")
   endforeach()
 endfunction()
