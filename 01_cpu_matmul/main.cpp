@@ -6,6 +6,8 @@
 // (i-k-j) walks B and C along rows instead: the same arithmetic and the same result up to
 // rounding, several times faster. Memory access order matters before any GPU appears; stage 02
 // meets the same lesson again as coalescing.
+/// @file
+/// @brief Stage 01: the triple loop on the CPU, i-j-k then i-k-j (chapter: 01_cpu_matmul/README.md).
 #include "cli.hpp"
 #include "cpu_timer.hpp"
 #include "exit_codes.hpp"
@@ -51,6 +53,7 @@ void matmul_ikj(const float* a, const float* b, float* c, std::int64_t m, std::i
   }
 }
 
+/// Either loop order, as run_loop() takes it.
 using MatmulLoop = void (*)(const float*, const float*, float*, std::int64_t, std::int64_t,
                             std::int64_t, cs::Progress&);
 
@@ -78,6 +81,7 @@ cs::Measurement run_loop(const std::string& name, const std::string& what, Matmu
   return m;
 }
 
+/// The host flow: parse, generate, time both loop orders, verify each, report.
 int main(int argc, char** argv) {
   // 1. Parse the command line: bad input stops here with exit code 2.
   cs::MatmulShape shape;

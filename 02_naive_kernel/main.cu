@@ -5,6 +5,8 @@
 // C[idx / n][idx % n] alone, reading A and B straight from global memory. Neighbouring threads
 // read neighbouring elements of B (coalesced) and the same element of A (a broadcast). Thread 0 of
 // every block stamps clock64() as the original material did; CUDA events give the real time.
+/// @file
+/// @brief Stage 02: one thread per element of C (chapter: 02_naive_kernel/README.md).
 #include "cli.hpp"
 #include "cublas_sgemm.cuh"
 #include "cuda_check.cuh"

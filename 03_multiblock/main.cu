@@ -5,6 +5,8 @@
 // computes one element of that rectangle, with the same k-loop as before. It is a reorganisation,
 // not a speed-up: every thread still reads a whole row of A and column of B from global memory.
 // But a block that owns a tile of C is the shape stage 04 needs to share its inputs.
+/// @file
+/// @brief Stage 03: a 2-D grid of 2-D blocks, a tile of C each (chapter: 03_multiblock/README.md).
 #include "cli.hpp"
 #include "cublas_sgemm.cuh"
 #include "cuda_check.cuh"

@@ -6,6 +6,8 @@
 // tile into shared memory, a barrier, every thread adds the TILE products it needs from there, a
 // second barrier before the tiles are overwritten. Each element loaded from global memory now
 // serves TILE threads: global loads per element of C drop from 2K to 2K/TILE.
+/// @file
+/// @brief Stage 04: shared-memory tiles walking along K (chapter: 04_shared_tiled/README.md).
 #include "cli.hpp"
 #include "cublas_sgemm.cuh"
 #include "cuda_check.cuh"

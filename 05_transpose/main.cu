@@ -7,6 +7,8 @@
 // one padding column spreads it over all 32. Last, a tile of 64 input rows with eight elements
 // per thread writes each output row in 256-byte pieces and keeps enough loads in flight to come
 // close to the device-to-device cudaMemcpy beside it.
+/// @file
+/// @brief Stage 05: transposes from naive to a padded shared tile (chapter: 05_transpose/README.md).
 #include "cli.hpp"
 #include "cuda_check.cuh"
 #include "device_info.cuh"

@@ -6,6 +6,8 @@
 // (32 blocks, partial sums added on the host), the same kernel with enough blocks to fill the GPU,
 // one pass with an atomicAdd per block, and warp shuffles with 16-byte loads, timed against
 // cublasSdot. Each is checked against a double sum with a bound that follows its own summation tree.
+/// @file
+/// @brief Stage 06: the dot product, from the book to warp shuffles (chapter: 06_dot_reduction/README.md).
 #include "cli.hpp"
 #include "cuda_check.cuh"
 #include "device_info.cuh"
@@ -26,18 +28,19 @@
 #include <string>
 #include <vector>
 
-constexpr int kWarpSize = 32;
-constexpr unsigned kFullWarp = 0xffffffffu; // every lane of the warp takes part
-constexpr int kMinThreadsPerBlock = 32;     // one whole warp: the shuffles need it
-constexpr int kMaxThreadsPerBlock = 1024;
-constexpr std::int64_t kBookElements = 33 * 1024;  // the book's N
-constexpr int kBookThreadsPerBlock = 256;          // the book's threadsPerBlock
-constexpr std::int64_t kBookMaxBlocks = 32;        // the book's min(32, ...)
-constexpr std::int64_t kBookExactFloats = 1 << 24; // every integer up to 2^24 is an exact float
-// 2^33 elements: 64 GiB of inputs, held on the host too; it also keeps every variant's longest chain
-// of roundings h below 2^23 + 2^11, so h·2^-24 < 1 and the error bounds below stay meaningful.
+constexpr int kWarpSize = 32;                      ///< threads in a warp
+constexpr unsigned kFullWarp = 0xffffffffu;        ///< shuffle mask: every lane of the warp takes part
+constexpr int kMinThreadsPerBlock = 32;            ///< one whole warp: the shuffles need it
+constexpr int kMaxThreadsPerBlock = 1024;          ///< the most threads a block may have
+constexpr std::int64_t kBookElements = 33 * 1024;  ///< the book's N
+constexpr int kBookThreadsPerBlock = 256;          ///< the book's threadsPerBlock
+constexpr std::int64_t kBookMaxBlocks = 32;        ///< the book's min(32, ...)
+constexpr std::int64_t kBookExactFloats = 1 << 24; ///< every integer up to 2^24 is an exact float
+/// Most elements accepted: 2^33, 64 GiB of inputs, held on the host too; it also keeps every
+/// variant's longest chain of roundings h below 2^23 + 2^11, so h·2^-24 < 1 and the error bounds
+/// below stay meaningful.
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 33;
-constexpr double kUnitRoundoff = 1.0 / (1 << 24); // u = 2^-24, half a float step at 1.0
+constexpr double kUnitRoundoff = 1.0 / (1 << 24);  ///< u = 2^-24, half a float step at 1.0
 
 // ---------------------------------------------------------------------------------------------
 // Kernels
@@ -467,6 +470,8 @@ struct DotOptions {
   std::string variant = "all";                  ///< all or one variant's name
 };
 
+/// The host flow: parse, pick the GPU, generate, allocate and copy, run and time every variant,
+/// verify each against the double reference, report.
 int main(int argc, char** argv) {
   // 1. Parse the command line: bad input stops here with exit code 2, before any GPU work.
   DotOptions options;
