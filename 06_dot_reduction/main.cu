@@ -383,13 +383,6 @@ struct VariantRun {
   bool known_order = true;     ///< false for the library, whose order is not known
 };
 
-/// Ends the process with kExitCudaError when a cuBLAS call failed, naming the call.
-void check_cublas(cublasStatus_t status, const char* call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "06_dot_reduction: cuBLAS error in %s: %s\n", call, cublasGetStatusString(status));
-  std::exit(cs::kExitCudaError);
-}
-
 /// Book and sm_grid: the book's kernel with @p shape's grid; each run launches it, copies the
 /// partial sums back and adds them on the host in float, as the book does. The events bracket all
 /// three: the stop event is enqueued only after the host loop has finished.
@@ -440,7 +433,7 @@ VariantRun run_cublas(cublasHandle_t handle, const DeviceData& data, const cs::R
   VariantRun result;
   result.known_order = false;
   result.measurement.time = cs::time_with_events(run, [&] {
-    check_cublas(cublasSdot_64(handle, data.n, data.a, 1, data.b, 1, data.result), "cublasSdot_64");
+    CUBLAS_CHECK(cublasSdot_64(handle, data.n, data.a, 1, data.b, 1, data.result));
   });
   CUDA_CHECK(cudaMemcpy(&result.value, data.result, sizeof(float), cudaMemcpyDeviceToHost));
   result.measurement.name = "cublasSdot";
@@ -609,8 +602,8 @@ int main(int argc, char** argv) {
 
   // 6. Warm up and time each variant; each copies its result back after its timed runs.
   cublasHandle_t handle = nullptr;
-  check_cublas(cublasCreate(&handle), "cublasCreate");
-  check_cublas(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+  CUBLAS_CHECK(cublasCreate(&handle));
+  CUBLAS_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_DEVICE));
   std::vector<VariantRun> runs;
   if (wanted("book")) runs.push_back(run_partial_sums("book", book_what, data, book_shape, run));
   if (wanted("sm_grid")) runs.push_back(run_partial_sums("sm_grid", grid_what, data, grid_shape, run));
@@ -626,7 +619,7 @@ int main(int argc, char** argv) {
     }));
   runs.push_back(run_cublas(handle, data, run));
 
-  check_cublas(cublasDestroy(handle), "cublasDestroy");
+  CUBLAS_CHECK(cublasDestroy(handle));
   CUDA_CHECK(cudaFree(device_a));
   CUDA_CHECK(cudaFree(device_b));
   CUDA_CHECK(cudaFree(partial_sums));

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cli.hpp"
+#include "cuda_check.cuh"
 #include "device_info.cuh"
 #include "exit_codes.hpp"
 #include "report.hpp"
@@ -18,15 +19,6 @@
 #include <vector>
 
 namespace cs {
-
-/// Ends the process with kExitCudaError when @p status is not CUBLAS_STATUS_SUCCESS, printing
-/// where the failing call was, its text and the status name. Use it through CUBLAS_CHECK.
-inline void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "%s:%d: cuBLAS error in %s: %s (%s)\n", file, line, call, cublasGetStatusName(status),
-               cublasGetStatusString(status));
-  std::exit(kExitCudaError);
-}
 
 /// A cuBLAS handle that lives as long as its scope, set to strict FP32 arithmetic.
 ///
@@ -62,6 +54,4 @@ Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape
 
 } // namespace cs
 
-/// Checks a cuBLAS call: `CUBLAS_CHECK(cublasSgemm(...));`. A macro, like CUDA_CHECK, because
-/// only a macro can capture the call's text, file and line.
-#define CUBLAS_CHECK(call) ::cs::cublas_check((call), #call, __FILE__, __LINE__)
+

@@ -1,11 +1,12 @@
 /// @file cuda_check.cuh
-/// @brief Checking every CUDA call and every kernel launch.
+/// @brief Checking every CUDA and cuBLAS call and every kernel launch.
 #pragma once
 
 #include "exit_codes.hpp"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 namespace cs {
@@ -31,6 +32,15 @@ inline void check_launch(const char* file, int line) {
 #endif
 }
 
+/// Ends the process with kExitCudaError when @p status is not CUBLAS_STATUS_SUCCESS, printing
+/// where the failing call was, its text and the status name. Use it through CUBLAS_CHECK.
+inline void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "%s:%d: cuBLAS error in %s: %s (%s)\n", file, line, call, cublasGetStatusName(status),
+               cublasGetStatusString(status));
+  std::exit(kExitCudaError);
+}
+
 } // namespace cs
 
 /// Checks a CUDA runtime call: `CUDA_CHECK(cudaMalloc(&p, bytes));`. A macro, because only a
@@ -39,3 +49,7 @@ inline void check_launch(const char* file, int line) {
 
 /// Checks the kernel launch on the line before: `kernel<<<grid, block>>>(...); CUDA_CHECK_LAUNCH();`
 #define CUDA_CHECK_LAUNCH() ::cs::check_launch(__FILE__, __LINE__)
+
+/// Checks a cuBLAS call: `CUBLAS_CHECK(cublasSgemm(...));`. A macro, like CUDA_CHECK, because
+/// only a macro can capture the call's text, file and line.
+#define CUBLAS_CHECK(call) ::cs::cublas_check((call), #call, __FILE__, __LINE__)
