@@ -1,38 +1,21 @@
 // 02_naive_kernel: the two outer loops of stage 01 become threads.
 //
 // One thread per element of C, numbered along the rows of C: a 1-D grid of 1-D blocks (256
-// threads by default, as in the original material), and thread idx runs stage 01's k-loop for
+// threads by default, as in the original tutorial), and thread idx runs stage 01's k-loop for
 // C[idx / n][idx % n] alone, reading A and B straight from global memory. Neighbouring threads
 // read neighbouring elements of B (coalesced) and the same element of A (a broadcast). Thread 0 of
-// every block stamps clock64() as the original material did; CUDA events give the real time.
+// every block stamps clock64() as the original tutorial did; CUDA events give the real time.
+//
+// Run:  02_naive_kernel --size 4096 --block 1024   (no options: the original tutorial's 1000 x 1000 x 1000;
+//       --plan: print the launch and exit, no GPU needed; --help: every option)
+// Everything but the kernel and its launch is the host flow every matmul stage shares
+// (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report).
 /// @file
 /// @brief Stage 02: one thread per element of C (chapter: 02_naive_kernel/README.md).
-#include "cli.hpp"
-#include "cublas_sgemm.cuh"
-#include "cuda_check.cuh"
-#include "device_info.cuh"
-#include "gpu_timer.cuh"
-#include "matrix.hpp"
-#include "report.hpp"
-#include "verify.hpp"
+#include "matmul_flow.cuh"
 
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
-#include <vector>
-
-/// The stage's name: its directory, its program and the report's stage.
-constexpr char kStage[] = "02_naive_kernel";
-/// One sentence for --help.
-constexpr char kSummary[] = "C = A*B on the GPU, one thread per element of C in a 1-D grid of 1-D blocks.";
-
-/// Most threads in one block. This and the grid limits below hold on every GPU CUDA 13 supports.
-constexpr int kMaxThreadsPerBlock = 1024;
-/// Most blocks along x of a grid (2^31 - 1).
-constexpr std::int64_t kMaxGridX = 2147483647;
-/// Most blocks along y of a grid.
-constexpr std::int64_t kMaxGridY = 65535;
 
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).
 ///
@@ -40,18 +23,19 @@ constexpr std::int64_t kMaxGridY = 65535;
 /// threads of a warp therefore share a row (they all read the same A[row][i]: one broadcast) and
 /// take consecutive columns (they read B[i][col .. col+31]: one coalesced 128-byte line), except
 /// where a warp straddles the end of a row. The grid is rounded up to whole blocks; the threads
-/// past the last element do no work. Thread 0 of each block stamps clock64() into
-/// @p block_stamps at its start and end (null: no stamps).
+/// past the last element do no work.
+///
+/// Thread 0 of each block stamps clock64() into @p block_stamps at its start and end (null: none).
 ///
 /// @tparam Index `int` when every index of the problem fits in 32 bits, else `std::int64_t` (m·n,
 ///         m·k and k·n can pass 2^31): 32-bit index arithmetic is cheaper on a GPU, and the host
-///         picks it whenever it is safe (measured at 4096^3 on the H200: about 1.6x faster).
+///         picks it whenever it is safe (chapter 02).
 template <typename Index>
 __global__ void matmul_naive(const float* a, const float* b, float* c, Index m, Index n, Index k,
                              long long* block_stamps) {
   cs::stamp_block_start(block_stamps);
   // LAB 02.kernel: thread idx computes C[idx / n][idx % n] with stage 01's k-loop, if it lies in C
-  const Index idx = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + static_cast<Index>(threadIdx.x);
+  const Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
   const Index row = idx / n;
   const Index col = idx % n;
   if (row < m) {
@@ -68,150 +52,41 @@ struct StageOptions {
   int threads_per_block = 256; ///< --block: threads in each 1-D block
 };
 
-/// How the kernel is launched for one problem, and the names the report gives it.
-struct LaunchPlan {
-  dim3 grid;        ///< blocks in the grid
-  dim3 block;       ///< threads in each block
-  std::string name; ///< the variant's name in the report
-  std::string what; ///< what the variant is, for the report
-  bool int32_indices = false; ///< every index fits in 32 bits: launch the kernel's `int` instance
-  /// Blocks in the grid: one pair of clock64 stamps each.
-  std::int64_t blocks() const { return static_cast<std::int64_t>(grid.x) * grid.y * grid.z; }
-};
-
-/// Throws UsageError when a grid of @p blocks_x × @p blocks_y blocks is more than CUDA can launch.
-void require_launchable(std::int64_t blocks_x, std::int64_t blocks_y) {
-  if (blocks_x <= kMaxGridX && blocks_y <= kMaxGridY) return;
-  throw cs::UsageError("this problem needs a grid of " + std::to_string(blocks_x) + " x " +
-                       std::to_string(blocks_y) +
-                       " blocks, more than CUDA allows (x <= " + std::to_string(kMaxGridX) +
-                       ", y <= " + std::to_string(kMaxGridY) + "); use larger blocks or a smaller problem");
+/// Declares --block on @p cli.
+void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
+  cli.add_int("block", &options.threads_per_block, 1, cs::kMaxThreadsPerBlock, "threads per 1-D block");
 }
 
-/// Plans the launch: one thread per element of C, rounded up to whole blocks of
-/// --block threads. Throws UsageError when the grid would be too large to launch.
-LaunchPlan plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
+/// Plans the launch: one thread per element of C, rounded up to whole blocks of --block threads.
+cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::int64_t threads = options.threads_per_block;
   const std::int64_t blocks = (shape.m * shape.n + threads - 1) / threads;
-  require_launchable(blocks, 1);
-  LaunchPlan plan;
-  plan.grid = dim3(static_cast<unsigned>(blocks));
-  plan.block = dim3(static_cast<unsigned>(threads));
-  plan.name = "naive";
-  plan.what = "one thread per element of C, 1-D blocks of " + std::to_string(threads) + " threads";
-  plan.int32_indices = cs::fits_int32_indices(shape, blocks * threads);
-  return plan;
+  const dim3 grid = cs::grid_of(blocks);
+  const dim3 block(static_cast<unsigned>(threads));
+  cs::MatmulLaunch launch;
+  launch.name = "naive";
+  launch.what = "one thread per element of C, 1-D blocks of " + std::to_string(threads) + " threads";
+  launch.grid = grid;
+  launch.block = block;
+  launch.notes = {"thread idx computes C[idx / n][idx % n]",
+                  "global loads per element of C: 2K = " + std::to_string(2 * shape.k) +
+                      " (a row of A and a column of B, no reuse but what the caches catch)"};
+  launch.block_clocks = true;
+  launch.run = [=](const cs::MatmulArgs& p) {
+    cs::with_index_type(p, [&](auto m, auto n, auto k) {
+      matmul_naive<<<grid, block>>>(p.a, p.b, p.c, m, n, k, p.block_stamps);
+    });
+    CUDA_CHECK_LAUNCH();
+  };
+  return launch;
 }
 
-/// Declares --block on @p cli, and a check, run once every option is read, that the grid it
-/// needs for @p shape can be launched (so a bad combination is rejected before any GPU work).
-void add_stage_options(cs::CommandLine& cli, StageOptions& options, const cs::MatmulShape& shape) {
-  cli.add_int("block", &options.threads_per_block, 1, kMaxThreadsPerBlock, "threads per 1-D block");
-  cli.add_validator([&options, &shape] { plan_launch(options, shape); });
-}
-
-/// Prints the launch configuration and how many global loads each element of C costs.
-void print_launch_plan(const LaunchPlan& plan, const cs::MatmulShape& shape) {
-  std::printf("launch: %u blocks x %u threads (1-D), thread idx computes C[idx / %lld][idx %% %lld]\n",
-              plan.grid.x, plan.block.x, static_cast<long long>(shape.n), static_cast<long long>(shape.n));
-  std::printf(
-      "global loads per element of C: 2K = %lld (a row of A and a column of B, no reuse "
-      "but what the caches catch)\n",
-      static_cast<long long>(2 * shape.k));
-  std::printf("index arithmetic: %s\n", plan.int32_indices ? "32-bit (every index of this problem fits)"
-                                                             : "64-bit (an index of this problem passes 2^31)");
-}
-
-/// Launches the kernel as planned and checks the launch.
-void launch_matmul(const LaunchPlan& plan, const float* a, const float* b, float* c,
-                   const cs::MatmulShape& shape, long long* block_stamps) {
-  if (plan.int32_indices)
-    matmul_naive<int><<<plan.grid, plan.block>>>(a, b, c, static_cast<int>(shape.m), static_cast<int>(shape.n),
-                                                 static_cast<int>(shape.k), block_stamps);
-  else
-    matmul_naive<std::int64_t><<<plan.grid, plan.block>>>(a, b, c, shape.m, shape.n, shape.k, block_stamps);
-  CUDA_CHECK_LAUNCH();
-}
-
-/// The host flow: parse, pick the GPU, generate, allocate and copy, warm up and time, copy back,
-/// verify, measure the cuBLAS yardstick, report.
+/// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  // 1. Parse the command line: bad input, including a launch CUDA cannot make, stops here (exit 2).
-  cs::MatmulShape shape;
-  cs::RunOptions run;
   StageOptions options;
-  cs::CommandLine cli(kStage, kSummary);
-  cs::add_shape_options(cli, shape);
-  add_stage_options(cli, options, shape);
-  cs::add_run_options(cli, run, /*gpu=*/true);
-  cs::parse_or_exit(cli, argc, argv);
-  const LaunchPlan plan = plan_launch(options, shape);
-
-  // 2. Pick the GPU (exit 77 without one) and say what it is.
-  const cs::DeviceInfo device = cs::pick_device(run.device);
-  cs::print_device_info(device);
-
-  // 3. Generate A (m x k) and B (k x n): seeded, uniform in [-1, 1), not symmetric.
-  const std::vector<float> a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
-  const std::vector<float> b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
-  std::printf("\n%s: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld)\n", kStage,
-              static_cast<long long>(shape.m), static_cast<long long>(shape.n),
-              static_cast<long long>(shape.m), static_cast<long long>(shape.k),
-              static_cast<long long>(shape.k), static_cast<long long>(shape.n));
-  print_launch_plan(plan, shape);
-
-  // 4. Allocate on the device (after checking it fits) and copy A and B over.
-  const std::size_t a_bytes = a.size() * sizeof(float);
-  const std::size_t b_bytes = b.size() * sizeof(float);
-  const std::size_t c_count = static_cast<std::size_t>(shape.m * shape.n);
-  const std::size_t c_bytes = c_count * sizeof(float);
-  const std::size_t stamp_bytes = 2 * static_cast<std::size_t>(plan.blocks()) * sizeof(long long);
-  cs::require_device_memory(device, a_bytes + b_bytes + c_bytes + stamp_bytes,
-                            "A, B, C and the block clock stamps");
-  float* d_a = nullptr;
-  float* d_b = nullptr;
-  float* d_c = nullptr;
-  CUDA_CHECK(cudaMalloc(&d_a, a_bytes));
-  CUDA_CHECK(cudaMalloc(&d_b, b_bytes));
-  CUDA_CHECK(cudaMalloc(&d_c, c_bytes));
-  CUDA_CHECK(cudaMemcpy(d_a, a.data(), a_bytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(d_b, b.data(), b_bytes, cudaMemcpyHostToDevice));
-  const cs::BlockClocks clocks(plan.blocks());
-
-  // 5. Warm up, then time each repetition between its own events. C is poisoned first, so an
-  //    element no thread writes stays NaN and fails the check.
-  CUDA_CHECK(cudaMemset(d_c, cs::kPoisonByte, c_bytes));
-  const cs::TimingStats time =
-      cs::time_with_events(run, [&] { launch_matmul(plan, d_a, d_b, d_c, shape, clocks.device_stamps()); });
-  // The seeds' clock: max(end) - min(start) over the blocks' stamps of the last launch.
-  const cs::ClockSpan clock_span = clocks.read(device);
-
-  // 6. Copy C back.
-  std::vector<float> c(c_count);
-  CUDA_CHECK(cudaMemcpy(c.data(), d_c, c_bytes, cudaMemcpyDeviceToHost));
-
-  // 7. Verify against the CPU reference accumulated in double (full or sampled, per --check).
-  cs::Measurement kernel;
-  kernel.name = plan.name;
-  kernel.what = plan.what;
-  kernel.time = time;
-  kernel.rate = cs::matmul_gflops(shape, time.median_ms);
-  kernel.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * kernel.rate / device.peak_fp32_gflops : NAN;
-  kernel.check = cs::verify_matmul(a, b, c, shape, run.check, run.seed);
-
-  // 8. The yardstick: cuBLAS SGEMM in strict FP32 on the same device buffers, in the same run.
-  const cs::Measurement cublas = cs::measure_cublas_sgemm(run, shape, device, d_a, d_b, d_c, a, b);
-  kernel.pct_yardstick = 100.0 * kernel.rate / cublas.rate;
-  CUDA_CHECK(cudaFree(d_a));
-  CUDA_CHECK(cudaFree(d_b));
-  CUDA_CHECK(cudaFree(d_c));
-
-  // 9. Report: the clock64 figure beside the event time, the table, the RESULT line.
-  cs::print_block_clocks(clock_span, device, time.median_ms);
-  cs::Report report(kStage, cs::to_string(shape), "GFLOP/s", "cuBLAS");
-  report.add(cublas);
-  report.add(kernel);
-  report.add_field("clock64_span_ms", cs::format_number(clock_span.ms, "%.4g"));
-  report.add_field("clock64_longest_block_ms", cs::format_number(clock_span.longest_block_ms, "%.4g"));
-  return report.finish(run);
+  return cs::run_matmul_stage(
+      {"02_naive_kernel", "C = A*B on the GPU, one thread per element of C in a 1-D grid of 1-D blocks.",
+       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+      argc, argv);
 }

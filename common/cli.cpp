@@ -18,13 +18,11 @@ namespace cs {
 std::int64_t parse_integer(const std::string& option, const std::string& text, std::int64_t min,
                            std::int64_t max) {
   const std::string range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  const bool digits_only =
-      !text.empty() && text.size() <= 20 &&
-      std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
-                  [](char c) { return c >= '0' && c <= '9'; }) &&
-      text != "-";
-  if (!digits_only)
-    throw UsageError("--" + option + " must be " + range + ", got '" + text + "'");
+  const bool digits_only = !text.empty() && text.size() <= 20 &&
+                           std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
+                                       [](char c) { return c >= '0' && c <= '9'; }) &&
+                           text != "-";
+  if (!digits_only) throw UsageError("--" + option + " must be " + range + ", got '" + text + "'");
   errno = 0;
   char* end = nullptr;
   const long long value = std::strtoll(text.c_str(), &end, 10);
@@ -47,28 +45,41 @@ const CommandLine::Option* CommandLine::find(const std::string& name) const {
   return nullptr;
 }
 
-void CommandLine::add_int(const std::string& name, int* target, int min, int max,
-                          const std::string& help) {
+void CommandLine::add_int(const std::string& name, int* target, int min, int max, const std::string& help) {
   add({name, "N", std::to_string(*target),
        help + " [" + std::to_string(min) + ".." + std::to_string(max) + "]", true,
        [=](const std::string& v) { *target = static_cast<int>(parse_integer(name, v, min, max)); }});
 }
 
-void CommandLine::add_int(const std::string& name, std::int64_t* target, std::int64_t min,
-                          std::int64_t max, const std::string& help) {
+void CommandLine::add_int(const std::string& name, std::int64_t* target, std::int64_t min, std::int64_t max,
+                          const std::string& help) {
   add({name, "N", std::to_string(*target),
        help + " [" + std::to_string(min) + ".." + std::to_string(max) + "]", true,
        [=](const std::string& v) { *target = parse_integer(name, v, min, max); }});
 }
 
-void CommandLine::add_choice(const std::string& name, std::string* target,
-                             std::vector<std::string> choices, const std::string& help) {
+void CommandLine::add_choice(const std::string& name, std::string* target, std::vector<std::string> choices,
+                             const std::string& help) {
   std::string list;
   for (const std::string& c : choices) list += (list.empty() ? "" : "|") + c;
   add({name, list, *target, help, true, [=](const std::string& v) {
          if (std::find(choices.begin(), choices.end(), v) == choices.end())
            throw UsageError("--" + name + " must be one of " + list + ", got '" + v + "'");
          *target = v;
+       }});
+}
+
+void CommandLine::add_int_choice(const std::string& name, int* target, std::vector<int> choices,
+                                 const std::string& help) {
+  std::string list;
+  for (const int c : choices) list += (list.empty() ? "" : "|") + std::to_string(c);
+  add({name, list, std::to_string(*target), help, true, [=](const std::string& v) {
+         for (const int c : choices)
+           if (v == std::to_string(c)) {
+             *target = c;
+             return;
+           }
+         throw UsageError("--" + name + " must be one of " + list + ", got '" + v + "'");
        }});
 }
 
@@ -80,6 +91,27 @@ void CommandLine::add_custom(const std::string& name, const std::string& value_n
                              const std::string& default_text, const std::string& help,
                              std::function<void(const std::string&)> apply) {
   add({name, value_name, default_text, help, true, std::move(apply)});
+}
+
+void CommandLine::add_rows_x_cols(const std::string& name, int* rows, int* cols, int max_product,
+                                  const std::string& help) {
+  const std::string range = "two integers >= 1 with ROWS*COLS <= " + std::to_string(max_product);
+  add({name, "ROWSxCOLS", std::to_string(*rows) + "x" + std::to_string(*cols), help + " [" + range + "]",
+       true, [=](const std::string& text) {
+         const UsageError bad("--" + name + " must be ROWSxCOLS, " + range + ", got '" + text + "'");
+         const std::size_t times = text.find('x');
+         if (times == std::string::npos) throw bad;
+         std::int64_t r = 0, c = 0;
+         try {
+           r = parse_integer(name, text.substr(0, times), 1, max_product);
+           c = parse_integer(name, text.substr(times + 1), 1, max_product);
+         } catch (const UsageError&) {
+           throw bad;
+         }
+         if (r * c > max_product) throw bad;
+         *rows = static_cast<int>(r);
+         *cols = static_cast<int>(c);
+       }});
 }
 
 void CommandLine::add_validator(std::function<void()> validate) {
@@ -119,8 +151,10 @@ std::string CommandLine::help() const {
   out << "usage: " << program_ << " [options]\n\n" << summary_ << "\n\noptions:\n";
   for (const Option& o : options_) {
     std::string left = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
-    if (left.size() < 28) left.resize(28, ' ');
-    else left += "\n" + std::string(28, ' ');
+    if (left.size() < 28)
+      left.resize(28, ' ');
+    else
+      left += "\n" + std::string(28, ' ');
     out << left << o.help << " (default: " << o.default_text << ")\n";
   }
   out << "  --help                    print this help and exit\n";
@@ -151,11 +185,16 @@ void add_run_options(CommandLine& cli, RunOptions& run, bool gpu) {
   cli.add_custom("check", "auto|full|sample|none", "auto",
                  "verification against the CPU reference: auto = full when cheap, else sampled",
                  [&run](const std::string& v) {
-                   if (v == "auto") run.check = CheckMode::kAuto;
-                   else if (v == "full") run.check = CheckMode::kFull;
-                   else if (v == "sample") run.check = CheckMode::kSample;
-                   else if (v == "none") run.check = CheckMode::kNone;
-                   else throw UsageError("--check must be one of auto|full|sample|none, got '" + v + "'");
+                   if (v == "auto")
+                     run.check = CheckMode::kAuto;
+                   else if (v == "full")
+                     run.check = CheckMode::kFull;
+                   else if (v == "sample")
+                     run.check = CheckMode::kSample;
+                   else if (v == "none")
+                     run.check = CheckMode::kNone;
+                   else
+                     throw UsageError("--check must be one of auto|full|sample|none, got '" + v + "'");
                  });
   cli.add_flag("json", &run.json, "also print the results as one JSON object");
   if (gpu) cli.add_int("device", &run.device, 0, 63, "CUDA device index");

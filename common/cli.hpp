@@ -39,12 +39,18 @@ class CommandLine {
   /// An option whose value must be one of @p choices; @p target holds the default.
   void add_choice(const std::string& name, std::string* target, std::vector<std::string> choices,
                   const std::string& help);
+  /// An integer option whose value must be one of @p choices; @p target holds the default.
+  void add_int_choice(const std::string& name, int* target, std::vector<int> choices,
+                      const std::string& help);
   /// A flag `--name` with no value; sets @p target to true.
   void add_flag(const std::string& name, bool* target, const std::string& help);
   /// An option with its own value parser: @p apply throws UsageError for a bad value.
-  void add_custom(const std::string& name, const std::string& value_name,
-                  const std::string& default_text, const std::string& help,
-                  std::function<void(const std::string& value)> apply);
+  void add_custom(const std::string& name, const std::string& value_name, const std::string& default_text,
+                  const std::string& help, std::function<void(const std::string& value)> apply);
+  /// An option `--name ROWSxCOLS` (e.g. 16x16, 8x32): two integers, each at least 1, whose
+  /// product is at most @p max_product; @p rows and @p cols hold the default.
+  void add_rows_x_cols(const std::string& name, int* rows, int* cols, int max_product,
+                       const std::string& help);
   /// A check run once after all options are read (cross-option rules); throws UsageError.
   void add_validator(std::function<void()> validate);
 
@@ -83,12 +89,12 @@ enum class CheckMode {
 
 /// Options every stage shares.
 struct RunOptions {
-  int warmup = 3;          ///< untimed runs before timing
-  int reps = 20;           ///< timed repetitions (median reported)
-  std::uint64_t seed = 2024; ///< seed for every random input
+  int warmup = 3;                     ///< untimed runs before timing
+  int reps = 20;                      ///< timed repetitions (median reported)
+  std::uint64_t seed = 2024;          ///< seed for every random input
   CheckMode check = CheckMode::kAuto; ///< how much to verify
-  bool json = false;       ///< also print a JSON object of the results
-  int device = 0;          ///< CUDA device index (GPU stages)
+  bool json = false;                  ///< also print a JSON object of the results
+  int device = 0;                     ///< CUDA device index (GPU stages)
 };
 
 /// Declares --warmup, --reps, --seed, --check, --json (and --device when @p gpu) on @p cli;

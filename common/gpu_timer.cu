@@ -8,15 +8,12 @@
 
 namespace cs {
 
-BlockClocks::BlockClocks(std::int64_t blocks) : blocks_(blocks) {
-  CUDA_CHECK(cudaMalloc(&stamps_, 2 * static_cast<std::size_t>(blocks) * sizeof(long long)));
-}
-
-BlockClocks::~BlockClocks() { cudaFree(stamps_); }
+BlockClocks::BlockClocks(std::int64_t blocks)
+    : blocks_(blocks), stamps_(2 * static_cast<std::size_t>(blocks)) {}
 
 ClockSpan BlockClocks::read(const DeviceInfo& info) const {
-  std::vector<long long> host(2 * static_cast<std::size_t>(blocks_));
-  CUDA_CHECK(cudaMemcpy(host.data(), stamps_, host.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  if (blocks_ == 0) return ClockSpan{};
+  const std::vector<long long> host = stamps_.to_host();
   const long long first_start = *std::min_element(host.begin(), host.begin() + blocks_);
   const long long last_end = *std::max_element(host.begin() + blocks_, host.end());
   long long longest = 0;
@@ -35,9 +32,11 @@ ClockSpan BlockClocks::read(const DeviceInfo& info) const {
 
 void print_block_clocks(const ClockSpan& span, const DeviceInfo& info, double event_ms) {
   std::printf("\nclock64 stamps of the last launch (thread 0 of each block, at its start and end):\n");
-  std::printf("  max(end) - min(start) over all blocks: %lld cycles = %.4g ms at %.0f MHz (the seeds'\n"
-              "    figure; unsound: each SM counts its own cycles, and the counters are not synchronized)\n",
-              span.cycles, span.ms, info.sm_clock_khz / 1e3);
+  std::printf(
+      "  max(end) - min(start) over all blocks: %lld cycles = %.4g ms at %.0f MHz (the original\n"
+      "    tutorial's figure; unsound: each SM counts its own cycles, and the counters are not "
+      "synchronized)\n",
+      span.cycles, span.ms, info.sm_clock_khz / 1e3);
   std::printf("  longest single block, end - start on its own SM: %lld cycles = %.4g ms\n",
               span.longest_block_cycles, span.longest_block_ms);
   std::printf("  the kernel by CUDA events (median): %.4g ms\n", event_ms);

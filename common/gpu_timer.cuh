@@ -1,10 +1,11 @@
 /// @file gpu_timer.cuh
-/// @brief Two GPU clocks: CUDA events around repeated launches, and the seeds' per-block
-/// clock64() stamps.
+/// @brief Two GPU clocks: CUDA events around repeated launches, and the original tutorial's
+/// per-block clock64() stamps.
 #pragma once
 
 #include "cli.hpp"
 #include "cuda_check.cuh"
+#include "device_buffer.cuh"
 #include "device_info.cuh"
 #include "report.hpp"
 
@@ -43,7 +44,7 @@ __device__ __forceinline__ std::int64_t block_linear_index() {
   return (static_cast<std::int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 }
 
-/// Thread 0 of the block stamps the SM's cycle counter into stamps[block] (the seeds' method).
+/// Thread 0 of the block stamps the SM's cycle counter into stamps[block] (the original tutorial's method).
 /// Does nothing when @p stamps is null.
 ///
 /// Deliberately not inlined: inlined into stage 04's tiled kernel, these few instructions changed
@@ -56,7 +57,7 @@ inline __device__ __noinline__ void stamp_block_start(long long* stamps) {
 }
 
 /// Thread 0 of the block stamps stamps[blocks + block] when it is done. It records thread 0's
-/// finish, not the last thread's: the seeds' method, and one reason the figure is approximate.
+/// finish, not the last thread's: the original tutorial's method, and one reason the figure is approximate.
 inline __device__ __noinline__ void stamp_block_end(long long* stamps) {
   if (stamps != nullptr && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
     const std::int64_t blocks = static_cast<std::int64_t>(gridDim.x) * gridDim.y * gridDim.z;
@@ -66,36 +67,36 @@ inline __device__ __noinline__ void stamp_block_end(long long* stamps) {
 
 /// What the block stamps say, two ways.
 struct ClockSpan {
-  long long cycles = 0;               ///< the seeds' figure: max(end) − min(start) over all blocks
-  double ms = 0;                      ///< cycles at the device's peak SM clock
+  long long cycles = 0; ///< the original tutorial's figure: max(end) − min(start) over all blocks
+  double ms = 0;        ///< cycles at the device's peak SM clock
   long long longest_block_cycles = 0; ///< max over blocks of end − start (both on one SM)
   double longest_block_ms = 0;        ///< longest_block_cycles at the peak SM clock
 };
 
-/// A device buffer of per-block start and end stamps, and the arithmetic the seeds did on it.
+/// A device buffer of per-block start and end stamps, and the arithmetic the original tutorial did
+/// on it.
 ///
-/// The seeds' figure, max(end) − min(start) across all blocks, is unsound today: clock64()
+/// The original tutorial's figure, max(end) − min(start) across all blocks, is unsound today: clock64()
 /// counts the cycles of the SM the block runs on, and the SMs' counters are not synchronized, so
 /// the span mixes clocks (on an H200 that had been running for a while it read 190 to 590 ms
-/// for a 43 ms kernel, growing run after run; on a freshly started one, about the event time). The duration of one block, end − start on its own SM, is sound; the
-/// longest one is reported beside it. Both assume the peak clock for the conversion to ms. Use
-/// the stamps to see inside a kernel, and events for the time of the kernel.
+/// for a 43 ms kernel, growing run after run; on a freshly started one, about the event time). The duration
+/// of one block, end − start on its own SM, is sound; the longest one is reported beside it. Both assume the
+/// peak clock for the conversion to ms. Use the stamps to see inside a kernel, and events for the time of the
+/// kernel.
 class BlockClocks {
  public:
-  /// Allocates room for @p blocks start and end stamps.
+  /// Allocates room for @p blocks start and end stamps (none for 0 blocks: the kernel then gets
+  /// a null pointer and stamps nothing).
   explicit BlockClocks(std::int64_t blocks);
-  ~BlockClocks();
-  BlockClocks(const BlockClocks&) = delete;
-  BlockClocks& operator=(const BlockClocks&) = delete;
 
   /// The device pointer to pass to the kernel.
-  long long* device_stamps() const { return stamps_; }
+  long long* device_stamps() const { return stamps_.size() > 0 ? stamps_.get() : nullptr; }
   /// Copies the stamps of the last launch back and reduces them.
   ClockSpan read(const DeviceInfo& info) const;
 
  private:
   std::int64_t blocks_;
-  long long* stamps_ = nullptr;
+  DeviceBuffer<long long> stamps_;
 };
 
 /// Prints the stamps' two figures next to the event time @p event_ms of the same kernel, with

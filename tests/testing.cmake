@@ -72,3 +72,28 @@ function(cs_add_sanitizer_tests target)
       FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]")
   endforeach()
 endfunction()
+
+# cs_add_matmul_tests(<target> [JSON_REGEX regex]): the tests every matrix-multiply stage runs,
+# whatever its kernel: the original tutorial's 1000 x 1000 x 1000 (a multiple of no tile), 1 x 1 x 1,
+# odd and prime shapes, rectangles thin in each direction, a sampled check, the JSON report (its
+# text must also match JSON_REGEX when given), compute-sanitizer at a small odd size, and matrices
+# of more than 2^31 elements (64-bit offsets). A stage adds the tests of its own options.
+function(cs_add_matmul_tests target)
+  cmake_parse_arguments(ARG "" "JSON_REGEX" "" ${ARGN})
+  cs_add_run_test(${target}.default ${target} GPU)
+  cs_add_run_test(${target}.1x1x1 ${target} GPU ARGS --size 1)
+  cs_add_run_test(${target}.17x33x9 ${target} GPU ARGS --m 17 --n 33 --k 9)
+  cs_add_run_test(${target}.1023x517x771 ${target} GPU ARGS --m 1023 --n 517 --k 771 --reps 3)
+  cs_add_run_test(${target}.1x4097x3 ${target} GPU ARGS --m 1 --n 4097 --k 3)
+  cs_add_run_test(${target}.257x1x513 ${target} GPU ARGS --m 257 --n 1 --k 513)
+  cs_add_run_test(${target}.1024x1024x1024 ${target} GPU ARGS --size 1024 --reps 2)
+  cs_add_run_test(${target}.sampled ${target} GPU ARGS --m 1100 --n 1000 --k 999 --reps 2 --check sample)
+  cs_add_run_test(${target}.json ${target} GPU ARGS --size 8 --json
+                  PASS_REGEX "\\{\"stage\":\"${target}\".*\"result\":\"PASS\"${ARG_JSON_REGEX}")
+  cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 --reps 1 --warmup 0)
+  # Past 2^31 elements: C with 46341 x 46341 elements, and B with 46341 x 46341. About 9 GB of
+  # device and host memory each: PROCESSORS keeps CTest from running more than a few at once.
+  cs_add_run_test(${target}.c_past_2p31 ${target} GPU ARGS --m 46341 --n 46341 --k 1 --reps 1 --warmup 0)
+  cs_add_run_test(${target}.b_past_2p31 ${target} GPU ARGS --m 3 --n 46341 --k 46341 --reps 1 --warmup 0)
+  set_tests_properties(${target}.c_past_2p31 ${target}.b_past_2p31 PROPERTIES PROCESSORS 4)
+endfunction()

@@ -1,0 +1,154 @@
+/// @file matmul_flow.cu
+/// @brief The host flow of the matrix-multiply stages (see matmul_flow.cuh; chapter 02 walks
+/// through it).
+#include "matmul_flow.cuh"
+
+#include "cublas_sgemm.cuh"
+#include "device_buffer.cuh"
+#include "device_info.cuh"
+#include "exit_codes.hpp"
+#include "matrix.hpp"
+#include "report.hpp"
+#include "verify.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+dim3 grid_of(std::int64_t blocks_x, std::int64_t blocks_y) {
+  if (blocks_x > kMaxGridX || blocks_y > kMaxGridY)
+    throw UsageError("this problem needs a grid of " + std::to_string(blocks_x) + " x " +
+                     std::to_string(blocks_y) +
+                     " blocks, more than CUDA allows (x <= " + std::to_string(kMaxGridX) +
+                     ", y <= " + std::to_string(kMaxGridY) + "); use larger blocks or a smaller problem");
+  return dim3(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
+}
+
+namespace {
+
+// "a x b", or "a x b x c" when the third side is not 1.
+std::string dims(const dim3& d) {
+  std::string text = std::to_string(d.x) + " x " + std::to_string(d.y);
+  return d.z == 1 ? text : text + " x " + std::to_string(d.z);
+}
+
+// Blocks in a grid, or threads in a block.
+std::int64_t count(const dim3& d) {
+  return static_cast<std::int64_t>(d.x) * d.y * d.z;
+}
+
+} // namespace
+
+bool launch_fits_int32(const MatmulLaunch& launch, const MatmulShape& shape) {
+  return fits_int32_indices(shape, count(launch.grid) * count(launch.block));
+}
+
+void print_launch(const MatmulLaunch& launch, const MatmulShape& shape) {
+  const long long blocks = count(launch.grid);
+  const long long threads = count(launch.block);
+  std::printf(
+      "launch %s: grid %s blocks, block %s threads (%lld blocks x %lld threads), %zu bytes of "
+      "shared memory per block\n",
+      launch.name.c_str(), dims(launch.grid).c_str(), dims(launch.block).c_str(), blocks, threads,
+      launch.shared_bytes);
+  for (const std::string& note : launch.notes) std::printf("  %s\n", note.c_str());
+  std::printf("  index arithmetic: %s\n", launch_fits_int32(launch, shape)
+                                              ? "32-bit (every index of this problem fits)"
+                                              : "64-bit (an index of this problem passes 2^31)");
+}
+
+int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
+  // 1. Parse the command line. Bad input stops here with exit code 2, before any GPU work, and so
+  //    does a problem the stage cannot launch: the plan is made once every option is read.
+  MatmulShape shape;
+  RunOptions run;
+  bool plan_only = false;
+  CommandLine cli(stage.name, stage.summary);
+  add_shape_options(cli, shape);
+  stage.add_options(cli);
+  add_run_options(cli, run, /*gpu=*/true);
+  cli.add_flag("plan", &plan_only, "print the launch plan and exit, without touching a GPU");
+  cli.add_validator([&] { stage.plan(shape); });
+  parse_or_exit(cli, argc, argv);
+  const MatmulLaunch launch = stage.plan(shape);
+  if (plan_only) {
+    std::printf("%s: C (%s) = A * B\n", stage.name.c_str(), to_string(shape).c_str());
+    print_launch(launch, shape);
+    return kExitPass;
+  }
+
+  // 2. Pick the GPU (exit 77 when there is none) and say what it is.
+  const DeviceInfo device = pick_device(run.device);
+  print_device_info(device);
+
+  // 3. Generate A (m x k) and B (k x n) on the host: seeded, uniform in [-1, 1), not symmetric.
+  const std::vector<float> a = random_matrix(shape.m, shape.k, run.seed, Operand::kA);
+  const std::vector<float> b = random_matrix(shape.k, shape.n, run.seed, Operand::kB);
+  std::printf("\n%s: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld)\n", stage.name.c_str(),
+              static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+              static_cast<long long>(shape.m), static_cast<long long>(shape.k),
+              static_cast<long long>(shape.k), static_cast<long long>(shape.n));
+  print_launch(launch, shape);
+
+  // 4. Allocate device memory (after checking that it fits) and copy A and B over. The buffers
+  //    free themselves when this function returns.
+  const std::size_t c_count = static_cast<std::size_t>(shape.m) * static_cast<std::size_t>(shape.n);
+  const std::int64_t blocks = count(launch.grid);
+  const std::size_t stamp_bytes =
+      launch.block_clocks ? 2 * static_cast<std::size_t>(blocks) * sizeof(long long) : 0;
+  require_device_memory(device, (a.size() + b.size() + c_count) * sizeof(float) + stamp_bytes,
+                        "A, B and C" + std::string(launch.block_clocks ? " and the block clock stamps" : ""));
+  const DeviceBuffer<float> d_a(a);
+  const DeviceBuffer<float> d_b(b);
+  DeviceBuffer<float> d_c(c_count);
+  const BlockClocks clocks(launch.block_clocks ? blocks : 0);
+
+  // 5. Launch: warm-up runs, then each timed run between its own pair of CUDA events. C is
+  //    poisoned first, so an element no thread writes stays NaN and fails the check in step 7.
+  d_c.poison();
+  const MatmulArgs args{d_a.get(),
+                        d_b.get(),
+                        d_c.get(),
+                        shape.m,
+                        shape.n,
+                        shape.k,
+                        clocks.device_stamps(),
+                        launch_fits_int32(launch, shape)};
+  const TimingStats time = time_with_events(run, [&] { launch.run(args); });
+
+  // 6. Copy C back to the host.
+  const std::vector<float> c = d_c.to_host();
+
+  // 7. Verify C against the CPU reference accumulated in double (every element, or a sample).
+  Measurement kernel;
+  kernel.name = launch.name;
+  kernel.what = launch.what;
+  kernel.time = time;
+  kernel.rate = matmul_gflops(shape, time.median_ms);
+  kernel.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * kernel.rate / device.peak_fp32_gflops : NAN;
+  kernel.check = verify_matmul(a, b, c, shape, run.check, run.seed);
+
+  // 8. The yardstick: cuBLAS SGEMM in strict FP32, on the same device buffers, in the same run.
+  const Measurement cublas = measure_cublas_sgemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b);
+  kernel.pct_yardstick = 100.0 * kernel.rate / cublas.rate;
+
+  // 9. Report: the table, the JSON object with --json, and the RESULT line; the exit code says
+  //    whether the check passed.
+  Report report(stage.name, to_string(shape), "GFLOP/s", "cuBLAS");
+  report.add(cublas);
+  report.add(kernel);
+  if (launch.block_clocks) {
+    // The original tutorial's clock: max(end) - min(start) over the blocks' stamps of the last
+    // launch, beside the longest single block and the event time.
+    const ClockSpan span = clocks.read(device);
+    print_block_clocks(span, device, time.median_ms);
+    report.add_field("clock64_span_ms", format_number(span.ms, "%.4g"));
+    report.add_field("clock64_longest_block_ms", format_number(span.longest_block_ms, "%.4g"));
+  }
+  return report.finish(run);
+}
+
+} // namespace cs

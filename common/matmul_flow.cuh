@@ -1,0 +1,96 @@
+/// @file matmul_flow.cuh
+/// @brief The host side of every matrix-multiply stage, written once.
+///
+/// A GPU program is mostly the same few steps around its kernel: parse the command line, pick the
+/// GPU, generate the inputs, allocate device memory and copy them over, launch (warmed up and
+/// timed), copy the result back, verify it, and report. run_matmul_stage() is those steps, in that
+/// order, for C = A·B; a stage's `main.cu` holds only what is its own, the kernel and how to launch
+/// it for a given problem (a MatmulLaunch), and hands that over as a MatmulStage. Chapter 02 walks
+/// through the flow step by step.
+#pragma once
+
+#include "cli.hpp"
+#include "cuda_check.cuh"
+#include "gpu_timer.cuh"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/// Most threads in one block. This and the grid limits below hold on every GPU CUDA 13 supports.
+constexpr int kMaxThreadsPerBlock = 1024;
+/// Most blocks along x of a grid (2^31 − 1).
+constexpr std::int64_t kMaxGridX = 2147483647;
+/// Most blocks along y (and z) of a grid.
+constexpr std::int64_t kMaxGridY = 65535;
+
+/// A grid of @p blocks_x × @p blocks_y blocks. Throws UsageError when CUDA cannot launch that
+/// many (x ≤ kMaxGridX, y ≤ kMaxGridY), so the problem is rejected before any GPU work.
+dim3 grid_of(std::int64_t blocks_x, std::int64_t blocks_y = 1);
+
+/// One problem on the device, as a stage's launch function receives it: C = A·B with A m×k,
+/// B k×n and C m×n, row-major, in device memory.
+struct MatmulArgs {
+  const float* a = nullptr;          ///< A, m × k
+  const float* b = nullptr;          ///< B, k × n
+  float* c = nullptr;                ///< C, m × n (poisoned before the first launch)
+  std::int64_t m = 0;                ///< rows of A and C
+  std::int64_t n = 0;                ///< columns of B and C
+  std::int64_t k = 0;                ///< columns of A, rows of B
+  long long* block_stamps = nullptr; ///< room for clock64() stamps, 2 per block (MatmulLaunch::block_clocks)
+  bool int32_indices = false;        ///< every index of this launch fits in an `int` (launch_fits_int32)
+};
+
+/// Calls @p launch with the sizes of @p p as three `int`s when every index of the launch fits in
+/// 32 bits, else as three `std::int64_t`s, so that a kernel templated on its index type is
+/// instantiated for the one the host picked: `with_index_type(p, [&](auto m, auto n, auto k) {
+/// kernel<<<grid, block>>>(p.a, p.b, p.c, m, n, k); })`. Chapter 02 says why it pays.
+template <typename Launch>
+void with_index_type(const MatmulArgs& p, Launch&& launch) {
+  if (p.int32_indices)
+    launch(static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k));
+  else
+    launch(p.m, p.n, p.k);
+}
+
+/// How a stage launches its kernel for one problem size: the launch geometry, what the report
+/// calls it, and the launch itself.
+struct MatmulLaunch {
+  std::string name;               ///< the variant's name in the report, e.g. "tiled32"
+  std::string what;               ///< what the variant is, one line for the report
+  dim3 grid;                      ///< blocks in the grid
+  dim3 block;                     ///< threads in each block
+  std::size_t shared_bytes = 0;   ///< shared memory per block, static and dynamic (for the plan printout)
+  std::vector<std::string> notes; ///< lines printed under the launch: who computes what, loads per element
+  bool block_clocks = false;      ///< the kernel stamps clock64() per block, as the original tutorial did
+  std::function<void(const MatmulArgs&)> run; ///< enqueues the kernel and checks the launch
+};
+
+/// A matrix-multiply stage, as its `main()` hands it to run_matmul_stage().
+struct MatmulStage {
+  std::string name;    ///< the directory, the program and the report's stage, e.g. "04_shared_tiled"
+  std::string summary; ///< one sentence for --help
+  /// Declares the stage's own options (--block, --tile, ...) on the command line.
+  std::function<void(CommandLine&)> add_options;
+  /// Plans the launch for a problem; throws UsageError when the stage cannot launch it.
+  std::function<MatmulLaunch(const MatmulShape&)> plan;
+};
+
+/// Whether every index of @p launch on @p shape fits in 32 bits: the element counts of A, B and C,
+/// and the number of threads launched.
+bool launch_fits_int32(const MatmulLaunch& launch, const MatmulShape& shape);
+
+/// Prints the launch: grid, block, threads, shared memory, the stage's notes, the index width.
+void print_launch(const MatmulLaunch& launch, const MatmulShape& shape);
+
+/// The whole host flow of a matrix-multiply stage: parse, pick the GPU, generate, allocate and
+/// copy, warm up and time, copy back, verify, measure cuBLAS, report. Returns the exit code
+/// (0 pass, 1 verification failed); bad input exits 2 before any GPU work, no GPU exits 77, a
+/// CUDA error exits 3.
+int run_matmul_stage(const MatmulStage& stage, int argc, char** argv);
+
+} // namespace cs
