@@ -7,6 +7,16 @@
 // one padding column spreads it over all 32. Last, a tile of 64 input rows with eight elements
 // per thread writes each output row in 256-byte pieces and keeps enough loads in flight to come
 // close to the device-to-device cudaMemcpy beside it.
+//
+// The variants (the table kVariants below), each with the command that runs it beside the
+// memcpy yardstick; with no --kernel all of them run, at 8192 x 8192:
+//   memcpy        the driver's device-to-device copy: the yardstick   05_transpose
+//   copy          32 x 32 threads, one element each, no transpose       05_transpose --kernel copy
+//   copy_32x8     32 x 8 threads, four elements each, no transpose      05_transpose --kernel copy_32x8
+//   naive         reads rows, writes columns                            05_transpose --kernel naive
+//   tiled         a 32 x 32 shared tile: 32-way bank conflicts          05_transpose --kernel tiled
+//   tiled_padded  a 32 x 33 shared tile: no bank conflicts              05_transpose --kernel tiled_padded
+//   padded_64x32  a 64 x 33 tile, 32 x 8 threads, eight elements each   05_transpose --kernel padded_64x32
 /// @file
 /// @brief Stage 05: transposes from naive to a padded shared tile (chapter: 05_transpose/README.md).
 #include "cli.hpp"
@@ -192,7 +202,7 @@ __global__ void transpose_tall_tile(const float* __restrict__ in, float* __restr
 }
 
 // ---------------------------------------------------------------------------------------------
-// Host side: the shape, the launchers, the reference and the check.
+// Host side: the shape, the variants and their launch shapes, the reference and the check.
 // ---------------------------------------------------------------------------------------------
 
 /// The matrix being transposed: the input is height x width (rows x columns, row-major), the
@@ -201,6 +211,61 @@ struct TransposeShape {
   std::int64_t width = 8192;  ///< columns of the input, rows of the output
   std::int64_t height = 8192; ///< rows of the input, columns of the output
 };
+
+/// Every kernel above takes (in, out, width, height).
+using TransposeKernel = void (*)(const float* in, float* out, int width, int height);
+
+/// One variant of the chapter: a kernel and the shape it is launched with, or the yardstick.
+struct Variant {
+  const char* name;       ///< short name, also the value of --kernel
+  TransposeKernel kernel; ///< nullptr for the cudaMemcpy yardstick
+  dim3 threads;           ///< threads per block
+  int tile_rows;          ///< input rows one block covers
+  int tile_cols;          ///< input columns one block covers
+  bool transposes;        ///< false: a copy, checked against the input itself
+  const char* what;       ///< what it is or what it changes
+
+  /// The cudaMemcpy yardstick: it always runs, and never fails the run.
+  bool is_yardstick() const { return kernel == nullptr; }
+};
+
+// clang-format off
+/// The variants, in the order the chapter tells them. The yardstick comes first so that every
+/// kernel can be given as a percentage of it.
+const Variant kVariants[] = {
+  // name           kernel                  threads per block         tile (rows, cols)     transposes
+  {"memcpy",        nullptr,                dim3(),                   0,             0,     false,
+                    "cudaMemcpy device to device of the same bytes"},
+  {"copy",          copy_one_per_thread,    dim3(kTile, kTile),       kTile,         kTile, false,
+                    "32x32 threads, 1 element each, no transpose: the ceiling"},
+  {"copy_32x8",     copy_four_per_thread,   dim3(kTile, kSweepRows),  kTile,         kTile, false,
+                    "32x8 threads, 4 elements each, no transpose"},
+  {"naive",         transpose_naive,        dim3(kTile, kTile),       kTile,         kTile, true,
+                    "reads coalesced, writes strided by the height"},
+  {"tiled",         transpose_tiled<0>,     dim3(kTile, kTile),       kTile,         kTile, true,
+                    "32x32 shared tile: coalesced both ways, 32-way bank conflicts"},
+  {"tiled_padded",  transpose_tiled<1>,     dim3(kTile, kTile),       kTile,         kTile, true,
+                    "32x33 shared tile: no bank conflicts"},
+  {"padded_64x32",  transpose_tall_tile,    dim3(kTile, kSweepRows),  kTallTileRows, kTile, true,
+                    "64-row padded tile (64x33), 32x8 threads, 8 elements each"},
+};
+// clang-format on
+
+/// Enqueues one run of @p variant: its kernel on one block per tile of the input,
+/// ceil(width / tile_cols) x ceil(height / tile_rows) blocks (at most 2048 x 2048 for
+/// 65536 x 65536), or, for the yardstick, the driver's device-to-device copy of the same bytes.
+void launch(const Variant& variant, const float* in, float* out, const TransposeShape& shape) {
+  if (variant.is_yardstick()) {
+    const std::size_t bytes = static_cast<std::size_t>(shape.width * shape.height) * sizeof(float);
+    CUDA_CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice));
+    return;
+  }
+  const dim3 blocks(static_cast<unsigned>((shape.width + variant.tile_cols - 1) / variant.tile_cols),
+                    static_cast<unsigned>((shape.height + variant.tile_rows - 1) / variant.tile_rows));
+  variant.kernel<<<blocks, variant.threads>>>(in, out, static_cast<int>(shape.width),
+                                              static_cast<int>(shape.height));
+  CUDA_CHECK_LAUNCH();
+}
 
 /// "ROWSxCOLS" of the input, e.g. "8192x8192".
 std::string to_string(const TransposeShape& shape) {
@@ -237,77 +302,6 @@ void add_transpose_options(cs::CommandLine& cli, TransposeShape& shape) {
     if (!*height_given) shape.height = *square_size;
   });
 }
-
-/// One block per kTile x kTile tile of the input: ceil(width / kTile) x ceil(height / kTile)
-/// blocks (at most 2048 x 2048 for 65536 x 65536).
-dim3 tile_grid(const TransposeShape& shape) {
-  return dim3(static_cast<unsigned>((shape.width + kTile - 1) / kTile),
-              static_cast<unsigned>((shape.height + kTile - 1) / kTile));
-}
-
-/// One block per kTallTileRows x kTile tile of the input: ceil(width / kTile) x
-/// ceil(height / kTallTileRows) blocks (at most 2048 x 1024 for 65536 x 65536).
-dim3 tall_tile_grid(const TransposeShape& shape) {
-  return dim3(static_cast<unsigned>((shape.width + kTile - 1) / kTile),
-              static_cast<unsigned>((shape.height + kTallTileRows - 1) / kTallTileRows));
-}
-
-/// The yardstick: the driver's device-to-device copy of the same bytes.
-void launch_memcpy(const float* in, float* out, const TransposeShape& shape) {
-  const std::size_t bytes = static_cast<std::size_t>(shape.width * shape.height) * sizeof(float);
-  CUDA_CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice));
-}
-
-/// copy_one_per_thread with kTile x kTile threads per block.
-void launch_copy(const float* in, float* out, const TransposeShape& shape) {
-  copy_one_per_thread<<<tile_grid(shape), dim3(kTile, kTile)>>>(in, out, static_cast<int>(shape.width),
-                                                                static_cast<int>(shape.height));
-  CUDA_CHECK_LAUNCH();
-}
-
-/// copy_four_per_thread with kTile x kSweepRows threads per block.
-void launch_copy_32x8(const float* in, float* out, const TransposeShape& shape) {
-  copy_four_per_thread<<<tile_grid(shape), dim3(kTile, kSweepRows)>>>(in, out, static_cast<int>(shape.width),
-                                                                      static_cast<int>(shape.height));
-  CUDA_CHECK_LAUNCH();
-}
-
-/// transpose_naive with kTile x kTile threads per block.
-void launch_naive(const float* in, float* out, const TransposeShape& shape) {
-  transpose_naive<<<tile_grid(shape), dim3(kTile, kTile)>>>(in, out, static_cast<int>(shape.width),
-                                                            static_cast<int>(shape.height));
-  CUDA_CHECK_LAUNCH();
-}
-
-/// transpose_tiled<0>: the kTile x kTile tile, no padding.
-void launch_tiled(const float* in, float* out, const TransposeShape& shape) {
-  transpose_tiled<0><<<tile_grid(shape), dim3(kTile, kTile)>>>(in, out, static_cast<int>(shape.width),
-                                                               static_cast<int>(shape.height));
-  CUDA_CHECK_LAUNCH();
-}
-
-/// transpose_tiled<1>: the kTile x (kTile + 1) tile.
-void launch_tiled_padded(const float* in, float* out, const TransposeShape& shape) {
-  transpose_tiled<1><<<tile_grid(shape), dim3(kTile, kTile)>>>(in, out, static_cast<int>(shape.width),
-                                                               static_cast<int>(shape.height));
-  CUDA_CHECK_LAUNCH();
-}
-
-/// transpose_tall_tile with kTile x kSweepRows threads per block, one per 64 x 32 input tile.
-void launch_padded_64x32(const float* in, float* out, const TransposeShape& shape) {
-  transpose_tall_tile<<<tall_tile_grid(shape), dim3(kTile, kSweepRows)>>>(
-      in, out, static_cast<int>(shape.width), static_cast<int>(shape.height));
-  CUDA_CHECK_LAUNCH();
-}
-
-/// One variant of the chapter, in the order the chapter tells them.
-struct Variant {
-  const char* name;  ///< short name, also the value of --kernel
-  const char* what;  ///< what it is or what it changes
-  bool transposes;   ///< false: a copy, checked against the input itself
-  bool is_yardstick; ///< the cudaMemcpy reference (always runs; never fails the run)
-  void (*launch)(const float* in, float* out, const TransposeShape& shape); ///< enqueues one run
-};
 
 /// The CPU transpose, the reference every transposing kernel must reproduce bit for bit:
 /// out[col][row] = in[row][col], walked in 64 x 64 blocks so the rows read and the rows written
@@ -379,8 +373,8 @@ cs::Measurement measure(const Variant& variant, const float* device_in, float* d
   cs::Measurement m;
   m.name = variant.name;
   m.what = variant.what;
-  m.is_yardstick = variant.is_yardstick;
-  m.time = cs::time_with_events(run, [&] { variant.launch(device_in, device_out, shape); });
+  m.is_yardstick = variant.is_yardstick();
+  m.time = cs::time_with_events(run, [&] { launch(variant, device_in, device_out, shape); });
 
   // Bandwidth: every element read once and written once, in decimal gigabytes per second.
   const double bytes_moved = 2.0 * static_cast<double>(matrix_bytes);
@@ -398,21 +392,9 @@ cs::Measurement measure(const Variant& variant, const float* device_in, float* d
 
 /// Parses, runs the memcpy yardstick and the chosen kernels on one random matrix, and reports.
 int main(int argc, char** argv) {
-  // The variants, in the order the chapter tells them. The yardstick comes first so that every
-  // kernel can be given as a percentage of it.
-  const Variant variants[] = {
-      {"memcpy", "cudaMemcpy device to device of the same bytes", false, true, launch_memcpy},
-      {"copy", "32x32 threads, 1 element each, no transpose: the ceiling", false, false, launch_copy},
-      {"copy_32x8", "32x8 threads, 4 elements each, no transpose", false, false, launch_copy_32x8},
-      {"naive", "reads coalesced, writes strided by the height", true, false, launch_naive},
-      {"tiled", "32x32 shared tile: coalesced both ways, 32-way bank conflicts", true, false, launch_tiled},
-      {"tiled_padded", "32x33 shared tile: no bank conflicts", true, false, launch_tiled_padded},
-      {"padded_64x32", "64-row padded tile (64x33), 32x8 threads, 8 elements each", true, false,
-       launch_padded_64x32},
-  };
   std::vector<std::string> kernel_choices = {"all"};
-  for (const Variant& v : variants)
-    if (!v.is_yardstick) kernel_choices.push_back(v.name);
+  for (const Variant& v : kVariants)
+    if (!v.is_yardstick()) kernel_choices.push_back(v.name);
 
   // 1. Parse the command line: bad input stops here with exit code 2, before any GPU work.
   TransposeShape shape;
@@ -470,10 +452,10 @@ int main(int argc, char** argv) {
   cs::Report report("05_transpose", to_string(shape), "GB/s", "memcpy");
   double memcpy_rate = 0;
   double tiled_rate = 0, tiled_padded_rate = 0;
-  for (const Variant& variant : variants) {
-    if (!variant.is_yardstick && kernel != "all" && kernel != variant.name) continue;
+  for (const Variant& variant : kVariants) {
+    if (!variant.is_yardstick() && kernel != "all" && kernel != variant.name) continue;
     cs::Measurement m = measure(variant, device_in, device_out, shape, input, transposed, info, run);
-    if (variant.is_yardstick) memcpy_rate = m.rate;
+    if (variant.is_yardstick()) memcpy_rate = m.rate;
     m.pct_yardstick = 100.0 * m.rate / memcpy_rate;
     if (m.name == "tiled") tiled_rate = m.rate;
     if (m.name == "tiled_padded") tiled_padded_rate = m.rate;

@@ -2,15 +2,23 @@
 //
 // Until now every thread wrote an output element of its own. A dot product ends in one number, so
 // the threads have to combine their work: inside a block through shared memory or warp shuffles,
-// across blocks through the host or atomics. Four kernels side by side on the same data: the book's
-// (32 blocks, partial sums added on the host), the same kernel with enough blocks to fill the GPU,
-// one pass with an atomicAdd per block, and warp shuffles with 16-byte loads, timed against
-// cublasSdot. Each is checked against a double sum with a bound that follows its own summation tree.
+// across blocks through the host or atomics. Four kernels side by side on the same data, timed
+// against cublasSdot; each result is checked against a double sum with a bound that follows its own
+// summation tree (the error model is in error_model.hpp, with its own tests).
+//
+// The variants, each with the command that runs it beside cublasSdot; with no --variant all of
+// them run, on the book's N = 33*1024 and a[i] = i, b[i] = 2i:
+//   book        the book's kernel, min(32, ceil(N/block)) blocks         06_dot_reduction --variant book
+//   sm_grid     the same kernel, a grid that fills the GPU               06_dot_reduction --variant sm_grid
+//   atomic      the same block sum, one atomicAdd per block              06_dot_reduction --variant atomic
+//   shuffle     float4 loads, warp shuffles, full grid, atomicAdd        06_dot_reduction --variant shuffle
+//   cublasSdot  the library: the yardstick, always runs                  06_dot_reduction
 /// @file
 /// @brief Stage 06: the dot product, from the book to warp shuffles (chapter: 06_dot_reduction/README.md).
 #include "cli.hpp"
 #include "cuda_check.cuh"
 #include "device_info.cuh"
+#include "error_model.hpp"
 #include "exit_codes.hpp"
 #include "gpu_timer.cuh"
 #include "matrix.hpp"
@@ -28,19 +36,15 @@
 #include <string>
 #include <vector>
 
-constexpr int kWarpSize = 32;                      ///< threads in a warp
-constexpr unsigned kFullWarp = 0xffffffffu;        ///< shuffle mask: every lane of the warp takes part
-constexpr int kMinThreadsPerBlock = 32;            ///< one whole warp: the shuffles need it
-constexpr int kMaxThreadsPerBlock = 1024;          ///< the most threads a block may have
+constexpr unsigned kFullWarp = 0xffffffffu; ///< shuffle mask: every lane of the warp takes part
+constexpr int kMinThreadsPerBlock = 32;     ///< one whole warp: the shuffles need it
+/// The most threads a block may have, on every GPU that CUDA 13 supports (compute capability 7.5
+/// and later): --block is checked against it before any GPU work, with no device query.
+constexpr int kMaxThreadsPerBlock = 1024;
 constexpr std::int64_t kBookElements = 33 * 1024;  ///< the book's N
 constexpr int kBookThreadsPerBlock = 256;          ///< the book's threadsPerBlock
 constexpr std::int64_t kBookMaxBlocks = 32;        ///< the book's min(32, ...)
 constexpr std::int64_t kBookExactFloats = 1 << 24; ///< every integer up to 2^24 is an exact float
-/// Most elements accepted: 2^33, 64 GiB of inputs, held on the host too; it also keeps every
-/// variant's longest chain of roundings h below 2^23 + 2^11, so h·2^-24 < 1 and the error bounds
-/// below stay meaningful.
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 33;
-constexpr double kUnitRoundoff = 1.0 / (1 << 24);  ///< u = 2^-24, half a float step at 1.0
 
 // ---------------------------------------------------------------------------------------------
 // Kernels
@@ -144,61 +148,8 @@ __global__ void dot_shuffle(const float* __restrict__ a, const float* __restrict
 }
 
 // ---------------------------------------------------------------------------------------------
-// Launch shapes, and the summation order each one implies
+// Launch shapes (SummationShape, in error_model.hpp, also records the order each one adds in)
 // ---------------------------------------------------------------------------------------------
-
-/// How the products are added inside one block.
-enum class BlockTree {
-  kHalving,     ///< the book's shared-memory tree over all threads of the block
-  kWarpShuffle, ///< a 32-lane shuffle tree per warp, then one over the warps' sums (zero-padded to 32)
-};
-
-/// How the blocks' sums are added together.
-enum class BlockSums {
-  kHostInOrder,    ///< copied back and added on the host in block order (book, sm_grid)
-  kAtomicAnyOrder, ///< atomicAdd into one float, in whatever order the blocks finish
-};
-
-/// How a variant spreads the N products over threads and adds them back together: its launch
-/// configuration, and the order that its error bound (summation_error_bound) walks.
-struct SummationShape {
-  std::int64_t blocks = 1;                        ///< blocks in the grid, and block sums added at the end
-  int threads_per_block = kBookThreadsPerBlock;   ///< a power of two in [32, 1024]
-  std::int64_t vector_groups = 0;                 ///< leading groups of 4 elements read with float4 loads
-  BlockTree tree = BlockTree::kHalving;           ///< the tree inside a block
-  BlockSums block_sums = BlockSums::kHostInOrder; ///< how the block sums meet
-};
-
-/// Threads in the whole grid.
-std::int64_t grid_threads(const SummationShape& shape) {
-  return shape.blocks * shape.threads_per_block;
-}
-
-/// The most products any one thread adds: its float4 groups times 4, plus its single elements.
-std::int64_t products_per_thread(const SummationShape& shape, std::int64_t n) {
-  const std::int64_t threads = grid_threads(shape);
-  const std::int64_t singles = n - 4 * shape.vector_groups;
-  return 4 * ((shape.vector_groups + threads - 1) / threads) + (singles + threads - 1) / threads;
-}
-
-/// log2 of a power of two.
-int log2_exact(std::int64_t power_of_two) {
-  int bits = 0;
-  while ((std::int64_t{1} << bits) < power_of_two) ++bits;
-  return bits;
-}
-
-/// Levels of the tree inside a block.
-int tree_levels(const SummationShape& shape) {
-  return shape.tree == BlockTree::kHalving ? log2_exact(shape.threads_per_block) : 2 * log2_exact(kWarpSize);
-}
-
-/// h, the longest chain of roundings any product meets on its way to the result: its own rounding
-/// (or the fused multiply-add), the thread's running sum, the block tree, and the additions of the
-/// block sums (in any order a block sum can be the first of B).
-std::int64_t rounding_depth(const SummationShape& shape, std::int64_t n) {
-  return 1 + products_per_thread(shape, n) + tree_levels(shape) + shape.blocks;
-}
 
 /// Blocks of @p threads_per_block threads needed to give every thread @p elements_per_thread
 /// elements, but no more than @p cap.
@@ -215,151 +166,6 @@ int resident_blocks_per_sm(Kernel kernel, int threads_per_block, std::size_t dyn
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_per_block,
                                                            dynamic_shared_bytes));
   return blocks;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Host-side reference, error bounds and the book's closed form
-// ---------------------------------------------------------------------------------------------
-
-/// The double-precision reference and the scale the error is measured against.
-struct DotReference {
-  double value = 0;     ///< Σ a·b
-  double magnitude = 0; ///< Σ |a·b|
-};
-
-/// Pairwise sum of the products a[i]·b[i] in double. Each product of two floats is exact in double
-/// (24 + 24 significant bits fit in 53), and pairwise summation keeps the reference's own error
-/// below (log2(count) + 256)·2^-53 of the magnitude: 2^-20 or less of any float bound below.
-DotReference reference_dot(const float* a, const float* b, std::int64_t count) {
-  if (count <= 256) {
-    DotReference sum;
-    for (std::int64_t i = 0; i < count; ++i) {
-      const double product = static_cast<double>(a[i]) * static_cast<double>(b[i]);
-      sum.value += product;
-      sum.magnitude += std::fabs(product);
-    }
-    return sum;
-  }
-  const std::int64_t half = count / 2;
-  const DotReference left = reference_dot(a, b, half);
-  const DotReference right = reference_dot(a + half, b + half, count - half);
-  return {left.value + right.value, left.magnitude + right.magnitude};
-}
-
-/// Sums @p values[0 .. count) with the halving tree (count a power of two), in place, adding the
-/// magnitude of every intermediate sum to @p node_magnitudes. Returns the total.
-double halving_tree(double* values, int count, double* node_magnitudes) {
-  for (int half = count / 2; half > 0; half /= 2) {
-    for (int lane = 0; lane < half; ++lane) {
-      values[lane] += values[lane + half];
-      *node_magnitudes += std::fabs(values[lane]);
-    }
-  }
-  return values[0];
-}
-
-/// A variant's error bound, and the coarser classical one for comparison.
-struct ErrorBound {
-  double bound = 0;       ///< on |float result − exact dot product|, from the summation tree
-  double classical = 0;   ///< γ_h·Σ|a·b|: the same guarantee, knowing only the depth h
-  std::int64_t depth = 0; ///< h, the longest chain of roundings
-};
-
-/// A rigorous bound on the error of a float dot product that adds the products in the order
-/// @p shape describes, found by walking that order on the host.
-///
-/// Every float addition, or fused multiply-add, rounds its result s to s·(1 + δ) with |δ| ≤ u, so
-/// it adds an error of at most u·|s|. Summing |s| over every addition of the variant's tree — each
-/// thread's running sums, each level of the block tree, and the additions of the block sums (the
-/// host's running sum in block order; for atomics, in an unknown order, each of the B − 1 sums lies
-/// between −(sum of the negative block sums) and +(sum of the positive ones)) — with the exact
-/// values gives the first-order bound u·Σ|s|. Three corrections make it rigorous: each product may
-/// be rounded once before it is added (u·Σ|a·b|, when the compiler does not fuse it into an FMA);
-/// the inputs of an addition carry the error already made below it, at most γ_h times the products
-/// under it, which sums to h·γ_h·Σ|a·b| over all additions; and every error then passes through at
-/// most h more roundings, growing by at most (1 + u)^h ≤ 1 + γ_h. The factor 1 + 2^-10 covers the
-/// double rounding of this computation and of the reference, both below 2^-20 of the bound.
-///
-/// The classical bound γ_h·Σ|a·b| holds for any tree of depth h but, with random signs, Σ|a·b|
-/// grows like N while the dot product grows like √N: at N = 2^28 it would accept a result of 0.
-/// The running sums here grow like √(length) too, which makes this bound tens of times tighter.
-ErrorBound summation_error_bound(const std::vector<float>& a, const std::vector<float>& b,
-                                 const SummationShape& shape) {
-  const std::int64_t n = static_cast<std::int64_t>(a.size());
-  const std::int64_t threads = grid_threads(shape);
-  std::vector<double> running(static_cast<std::size_t>(threads), 0.0); // each thread's running sum
-  double node_magnitudes = 0, magnitude = 0;
-  const auto add_product = [&](std::int64_t thread, std::int64_t i) {
-    const double product = static_cast<double>(a[i]) * static_cast<double>(b[i]);
-    running[thread] += product;
-    node_magnitudes += std::fabs(running[thread]);
-    magnitude += std::fabs(product);
-  };
-  // Group g of 4 elements goes to thread g mod threads, its elements in order; then element
-  // 4·groups + j goes to thread j mod threads. Every thread sees its elements in increasing order.
-  std::int64_t thread = 0;
-  for (std::int64_t group = 0; group < shape.vector_groups; ++group) {
-    for (std::int64_t k = 0; k < 4; ++k) add_product(thread, 4 * group + k);
-    if (++thread == threads) thread = 0;
-  }
-  thread = 0;
-  for (std::int64_t i = 4 * shape.vector_groups; i < n; ++i) {
-    add_product(thread, i);
-    if (++thread == threads) thread = 0;
-  }
-
-  // The tree inside each block, then the block sums.
-  const int block_threads = shape.threads_per_block;
-  std::vector<double> level(static_cast<std::size_t>(block_threads));
-  std::vector<double> block_sums(static_cast<std::size_t>(shape.blocks));
-  for (std::int64_t block = 0; block < shape.blocks; ++block) {
-    std::copy_n(running.begin() + block * block_threads, block_threads, level.begin());
-    if (shape.tree == BlockTree::kHalving) {
-      block_sums[block] = halving_tree(level.data(), block_threads, &node_magnitudes);
-    } else {
-      std::vector<double> warp_sums(kWarpSize, 0.0);
-      for (int warp = 0; warp < block_threads / kWarpSize; ++warp)
-        warp_sums[warp] = halving_tree(level.data() + warp * kWarpSize, kWarpSize, &node_magnitudes);
-      block_sums[block] = halving_tree(warp_sums.data(), kWarpSize, &node_magnitudes);
-    }
-  }
-  if (shape.block_sums == BlockSums::kHostInOrder) {
-    double total = 0;
-    for (const double block_sum : block_sums) {
-      total += block_sum;
-      node_magnitudes += std::fabs(total);
-    }
-  } else {
-    double positive = 0, negative = 0;
-    for (const double block_sum : block_sums) (block_sum > 0 ? positive : negative) += std::fabs(block_sum);
-    node_magnitudes += static_cast<double>(shape.blocks - 1) * std::max(positive, negative);
-  }
-
-  ErrorBound result;
-  result.depth = rounding_depth(shape, n);
-  const double gamma = cs::fp32_sum_tolerance(result.depth); // γ_h = h·u / (1 − h·u)
-  result.bound = (1.0 + std::ldexp(1.0, -10)) * (1.0 + gamma) * kUnitRoundoff *
-                 (node_magnitudes + (1.0 + static_cast<double>(result.depth) * gamma) * magnitude);
-  result.classical = gamma * magnitude;
-  return result;
-}
-
-/// Decimal digits of a 128-bit unsigned integer.
-std::string to_decimal(unsigned __int128 value) {
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(value % 10)));
-    value /= 10;
-  } while (value != 0);
-  return digits;
-}
-
-/// The book's answer for a[i] = i, b[i] = 2i: 2·Σ_{i<N} i² = (N−1)·N·(2N−1)/3, exactly. The product
-/// passes 2^64 once N is above about 2·10^6, so it is formed in 128-bit integers (N ≤ 2^33 keeps it
-/// below 2^101); one of N−1, N, 2N−1 is a multiple of 3, so the division is exact.
-unsigned __int128 book_exact_dot(std::int64_t n) {
-  const auto count = static_cast<unsigned __int128>(n);
-  return (count - 1) * count * (2 * count - 1) / 3;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -432,9 +238,8 @@ VariantRun run_cublas(cublasHandle_t handle, const DeviceData& data, const cs::R
   CUDA_CHECK(cudaMemset(data.result, cs::kPoisonByte, sizeof(float)));
   VariantRun result;
   result.known_order = false;
-  result.measurement.time = cs::time_with_events(run, [&] {
-    CUBLAS_CHECK(cublasSdot_64(handle, data.n, data.a, 1, data.b, 1, data.result));
-  });
+  result.measurement.time = cs::time_with_events(
+      run, [&] { CUBLAS_CHECK(cublasSdot_64(handle, data.n, data.a, 1, data.b, 1, data.result)); });
   CUDA_CHECK(cudaMemcpy(&result.value, data.result, sizeof(float), cudaMemcpyDeviceToHost));
   result.measurement.name = "cublasSdot";
   result.measurement.what = "cublasSdot_64 in device pointer mode; time = the library's kernel(s)";
@@ -495,11 +300,6 @@ int main(int argc, char** argv) {
   // 2. Pick the GPU and say what it is.
   const cs::DeviceInfo info = cs::pick_device(run.device);
   cs::print_device_info(info);
-  if (block_threads > info.max_threads_per_block) {
-    std::fprintf(stderr, "error: --block must be at most %d on this GPU, got %d\n",
-                 info.max_threads_per_block, block_threads);
-    return cs::kExitBadInput;
-  }
 
   // 3. Generate the inputs: the book's a[i] = i, b[i] = 2i (rounded to float above 2^24), or
   //    seeded random values whose products have both signs, so the sum cancels.
@@ -662,8 +462,8 @@ int main(int argc, char** argv) {
 
   // The book's own check: the closed form, exactly, and how many of its digits a float kept.
   if (book_inputs) {
-    const unsigned __int128 exact = book_exact_dot(n);
-    const double exact_value = static_cast<double>(exact);
+    const Uint128 exact = book_exact_dot(n);
+    const double exact_value = to_double(exact);
     std::printf("\nbook inputs: 2*sum(i^2, i < N) = (N-1)*N*(2N-1)/3 = %s (exact, 128-bit integers)\n",
                 to_decimal(exact).c_str());
     if (exact_value > 0) {
