@@ -3,26 +3,26 @@
 #include "cpu_timer.hpp"
 
 #include <cstdio>
-#include <unistd.h>
+#include <utility>
 
 namespace cs {
 
 Progress::Progress(std::string label, std::int64_t total)
-    : label_(std::move(label)), total_(total > 0 ? total : 1), terminal_(isatty(STDERR_FILENO) != 0) {}
+    : label_(std::move(label)), total_(total > 0 ? total : 1) {}
 
 void Progress::update(std::int64_t done) {
-  const double now = timer_.elapsed_ms();
-  if (now < 2000.0 || now - last_print_ms_ < 1000.0) return;
-  last_print_ms_ = now;
+  const double now_ms = timer_.elapsed_ms();
+  if (now_ms < next_print_ms_) return;
+  next_print_ms_ = now_ms + 5000.0;
   printed_ = true;
-  std::fprintf(stderr, "%s%s: %3d%% (%lld/%lld), %.1f s%s", terminal_ ? "\r" : "", label_.c_str(),
+  std::fprintf(stderr, "%s: %3d%% (%lld/%lld), %.1f s\n", label_.c_str(),
                static_cast<int>(100 * done / total_), static_cast<long long>(done),
-               static_cast<long long>(total_), now / 1000.0, terminal_ ? "" : "\n");
+               static_cast<long long>(total_), now_ms / 1000.0);
   std::fflush(stderr);
 }
 
 void Progress::finish() {
-  if (printed_ && terminal_) std::fprintf(stderr, "\n");
+  if (printed_) std::fprintf(stderr, "%s: done, %.1f s\n", label_.c_str(), timer_.elapsed_ms() / 1000.0);
   printed_ = false;
 }
 

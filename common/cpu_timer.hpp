@@ -14,9 +14,7 @@ namespace cs {
 class CpuTimer {
  public:
   CpuTimer() : start_(std::chrono::steady_clock::now()) {}
-  /// Restarts the measurement.
-  void reset() { start_ = std::chrono::steady_clock::now(); }
-  /// Milliseconds since construction or the last reset().
+  /// Milliseconds since construction.
   double elapsed_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
@@ -25,24 +23,24 @@ class CpuTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
-/// Progress on stderr for long CPU loops: silent for the first two seconds, then at most one
-/// update a second ("01_cpu_matmul ijk: 45% (450/1000), 3.1 s"), so short runs print nothing.
+/// Progress on stderr for long CPU loops, in whole lines: silent for the first two seconds, then
+/// one line at most every five seconds ("01_cpu_matmul ijk run 1: 45% (450/1000), 3.1 s"), and a
+/// last line when a loop that printed finishes. Short runs print nothing.
 class Progress {
  public:
   /// @param label what is running; @param total the count that means 100%
   Progress(std::string label, std::int64_t total);
   /// Reports that @p done of total units are finished.
   void update(std::int64_t done);
-  /// Ends the meter's line if it printed anything.
+  /// Prints the closing line ("... done, 12.3 s") if the meter printed anything.
   void finish();
 
  private:
   std::string label_;
   std::int64_t total_;
   CpuTimer timer_;
-  double last_print_ms_ = 0;
+  double next_print_ms_ = 2000.0;
   bool printed_ = false;
-  bool terminal_ = false;
 };
 
 } // namespace cs

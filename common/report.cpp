@@ -36,15 +36,15 @@ std::string format_number(double value, const char* format) {
 }
 
 Report::Report(std::string stage, std::string sizes, std::string unit, std::string yardstick)
-    : stage_(std::move(stage)), sizes_(std::move(sizes)), unit_(std::move(unit)),
+    : stage_(std::move(stage)),
+      sizes_(std::move(sizes)),
+      unit_(std::move(unit)),
       yardstick_(std::move(yardstick)) {}
 
 void Report::add(const Measurement& m) {
   rows_.push_back(m);
   if (!m.is_yardstick) headline_ = m.name;
 }
-
-void Report::set_headline(const std::string& name) { headline_ = name; }
 
 void Report::add_field(const std::string& key, const std::string& value) {
   fields_.emplace_back(key, value);
@@ -80,17 +80,20 @@ int Report::finish(const RunOptions& run) const {
   bool all_passed = true, any_unchecked = false;
   for (const Measurement& m : rows_) {
     if (m.is_yardstick) continue;
-    if (!m.check.checked) any_unchecked = true;
-    else if (!m.check.passed) all_passed = false;
+    if (!m.check.checked)
+      any_unchecked = true;
+    else if (!m.check.passed)
+      all_passed = false;
   }
   const std::string result = !all_passed ? "FAIL" : (any_unchecked ? "UNCHECKED" : "PASS");
 
   // The readable table.
   std::printf("\n%-14s %11s %21s %10s %7s %9s %10s  %s\n", "variant", "median ms", "min..max ms",
-              unit_.c_str(), "% peak", yardstick_.empty() ? "" : ("% " + yardstick_).c_str(),
-              "max err", "check");
+              unit_.c_str(), "% peak", yardstick_.empty() ? "" : ("% " + yardstick_).c_str(), "max err",
+              "check");
   for (const Measurement& m : rows_) {
-    const std::string spread = format_number(m.time.min_ms, "%.4g") + ".." + format_number(m.time.max_ms, "%.4g");
+    const std::string spread =
+        format_number(m.time.min_ms, "%.4g") + ".." + format_number(m.time.max_ms, "%.4g");
     std::printf("%-14s %11s %21s %10s %7s %9s %10s  %s\n", m.name.c_str(),
                 format_number(m.time.median_ms, "%.4g").c_str(), spread.c_str(),
                 format_number(m.rate, "%.1f").c_str(), format_number(m.pct_peak, "%.1f").c_str(),

@@ -25,12 +25,12 @@ TimingStats summarize(std::vector<double>& samples_ms);
 
 /// One timed variant: a kernel, a loop order, or the library yardstick.
 struct Measurement {
-  std::string name;          ///< short variant name: "ikj", "naive", "cuBLAS"
-  std::string what;          ///< what changed or what it is, for the table
-  TimingStats time;          ///< event or CPU timing
-  double rate = std::numeric_limits<double>::quiet_NaN();         ///< GFLOP/s or GB/s
-  double pct_peak = std::numeric_limits<double>::quiet_NaN();     ///< % of the device's theoretical peak
-  double pct_yardstick = std::numeric_limits<double>::quiet_NaN();///< % of the library's rate, same run
+  std::string name;                                       ///< short variant name: "ikj", "naive", "cuBLAS"
+  std::string what;                                       ///< what changed or what it is, for the table
+  TimingStats time;                                       ///< event or CPU timing
+  double rate = std::numeric_limits<double>::quiet_NaN(); ///< GFLOP/s or GB/s
+  double pct_peak = std::numeric_limits<double>::quiet_NaN();      ///< % of the device's theoretical peak
+  double pct_yardstick = std::numeric_limits<double>::quiet_NaN(); ///< % of the library's rate, same run
   CheckResult check;         ///< its verification (check.checked false: not verified)
   bool is_yardstick = false; ///< the library reference (not a stage result; never fails the run)
 };
@@ -44,11 +44,9 @@ class Report {
   /// @param yardstick name of the library reference column ("cuBLAS", "memcpy", "cublasSdot"), or ""
   Report(std::string stage, std::string sizes, std::string unit, std::string yardstick);
 
-  /// Adds a variant. The last non-yardstick variant added is the headline of the final line
-  /// unless set_headline() names another.
+  /// Adds a variant. The last non-yardstick variant added is the headline: the final line
+  /// carries its numbers.
   void add(const Measurement& m);
-  /// Names the variant whose numbers the final line carries.
-  void set_headline(const std::string& name);
   /// Adds a key/value pair to the JSON object and the final line (e.g. "clock64_ms").
   void add_field(const std::string& key, const std::string& value);
 

@@ -16,9 +16,11 @@ namespace cs {
 std::string CheckResult::summary() const {
   if (!checked) return "not checked (--check=none)";
   char line[256];
-  std::snprintf(line, sizeof line, "%s: %lld compared, %lld scanned, max rel err %.2e (tol %.2e), "
-                "rel norm err %.2e", mode.c_str(), static_cast<long long>(compared),
-                static_cast<long long>(scanned), max_rel_error, tolerance, rel_norm_error);
+  std::snprintf(line, sizeof line,
+                "%s: %lld compared, %lld scanned, max rel err %.2e (tol %.2e), "
+                "rel norm err %.2e",
+                mode.c_str(), static_cast<long long>(compared), static_cast<long long>(scanned),
+                max_rel_error, tolerance, rel_norm_error);
   std::string text = line;
   if (!passed) {
     std::snprintf(line, sizeof line, "; %lld never written, %lld NaN/Inf, %lld out of tolerance; first: ",
@@ -67,8 +69,10 @@ void Comparison::compare(std::int64_t index, double got, double want, double sca
   if (!std::isfinite(got)) {
     // Already counted by scan() when the caller scanned; count it here otherwise.
     if (result_.scanned == 0) {
-      if (is_poison(static_cast<float>(got))) ++result_.unwritten;
-      else ++result_.non_finite;
+      if (is_poison(static_cast<float>(got)))
+        ++result_.unwritten;
+      else
+        ++result_.non_finite;
     }
     fail(index, got, is_poison(static_cast<float>(got)) ? "never written" : "NaN or Inf");
     result_.max_rel_error = std::numeric_limits<double>::infinity();
@@ -83,7 +87,6 @@ void Comparison::compare(std::int64_t index, double got, double want, double sca
     fail(index, got, why);
   }
   result_.max_rel_error = std::max(result_.max_rel_error, rel);
-  sum_rel_ += rel;
   sum_sq_diff_ += diff * diff;
   sum_sq_want_ += want * want;
 }
@@ -91,11 +94,10 @@ void Comparison::compare(std::int64_t index, double got, double want, double sca
 CheckResult Comparison::finish(const std::string& mode) const {
   CheckResult r = result_;
   r.mode = mode;
-  r.mean_rel_error = r.compared > 0 ? sum_rel_ / static_cast<double>(r.compared) : 0.0;
   r.rel_norm_error = sum_sq_want_ > 0 ? std::sqrt(sum_sq_diff_ / sum_sq_want_)
                                       : (sum_sq_diff_ == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-  r.passed = r.unwritten == 0 && r.non_finite == 0 && r.out_of_tolerance == 0 &&
-             (r.compared > 0 || r.scanned > 0);
+  r.passed =
+      r.unwritten == 0 && r.non_finite == 0 && r.out_of_tolerance == 0 && (r.compared > 0 || r.scanned > 0);
   return r;
 }
 
@@ -107,9 +109,8 @@ double fp32_sum_tolerance(std::int64_t terms) {
 namespace {
 
 // One element of the reference and its scale, Σ|a·b|: K multiply-adds down a column of B.
-void reference_element(const std::vector<float>& a, const std::vector<float>& b,
-                       const MatmulShape& s, std::int64_t row, std::int64_t col, double* want,
-                       double* scale) {
+void reference_element(const std::vector<float>& a, const std::vector<float>& b, const MatmulShape& s,
+                       std::int64_t row, std::int64_t col, double* want, double* scale) {
   double sum = 0, magnitude = 0;
   for (std::int64_t k = 0; k < s.k; ++k) {
     const double term = static_cast<double>(a[row * s.k + k]) * static_cast<double>(b[k * s.n + col]);
@@ -174,12 +175,13 @@ CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>&
     for (std::int64_t t = 0; t < count; ++t)
       picks.insert(index_of(count == 1 ? 0 : t * (length - 1) / (count - 1)));
   };
-  edge(s.n, [&](std::int64_t j) { return j; });                       // first row
-  edge(s.n, [&](std::int64_t j) { return (s.m - 1) * s.n + j; });     // last row
-  edge(s.m, [&](std::int64_t i) { return i * s.n; });                 // first column
-  edge(s.m, [&](std::int64_t i) { return i * s.n + s.n - 1; });       // last column
+  edge(s.n, [&](std::int64_t j) { return j; });                   // first row
+  edge(s.n, [&](std::int64_t j) { return (s.m - 1) * s.n + j; }); // last row
+  edge(s.m, [&](std::int64_t i) { return i * s.n; });             // first column
+  edge(s.m, [&](std::int64_t i) { return i * s.n + s.n - 1; });   // last column
   std::mt19937_64 engine(seed ^ 0x5eed5a3b1eULL);
-  for (int t = 0; t < 1024; ++t) picks.insert(static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(s.m * s.n)));
+  for (int t = 0; t < 1024; ++t)
+    picks.insert(static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(s.m * s.n)));
   for (const std::int64_t index : picks) {
     double want = 0, scale = 0;
     reference_element(a, b, s, index / s.n, index % s.n, &want, &scale);

@@ -21,19 +21,18 @@ namespace cs {
 
 /// What a check found. Printed by Report; one per measured variant.
 struct CheckResult {
-  bool checked = false;           ///< false when the check was skipped (--check=none)
-  bool passed = false;            ///< every scanned and compared element was acceptable
-  std::string mode;               ///< "full", "sample", "exact", "none", ...
-  std::int64_t compared = 0;      ///< elements compared with the reference
-  std::int64_t scanned = 0;       ///< elements scanned for NaN/Inf/never-written
-  std::int64_t unwritten = 0;     ///< elements still holding the poison pattern
-  std::int64_t non_finite = 0;    ///< NaN or ±Inf that the kernel computed
+  bool checked = false;              ///< false when the check was skipped (--check=none)
+  bool passed = false;               ///< every scanned and compared element was acceptable
+  std::string mode;                  ///< "full", "sample", "exact", "none", ...
+  std::int64_t compared = 0;         ///< elements compared with the reference
+  std::int64_t scanned = 0;          ///< elements scanned for NaN/Inf/never-written
+  std::int64_t unwritten = 0;        ///< elements still holding the poison pattern
+  std::int64_t non_finite = 0;       ///< NaN or ±Inf that the kernel computed
   std::int64_t out_of_tolerance = 0; ///< finite elements off by more than the tolerance
-  double max_rel_error = 0;       ///< max |got − want| / scale over compared elements
-  double mean_rel_error = 0;      ///< mean of the same
-  double rel_norm_error = 0;      ///< ‖got − want‖₂ / ‖want‖₂ over compared elements
-  double tolerance = 0;           ///< the bound each |got − want| / scale had to meet
-  std::string first_failure;      ///< the first bad element, e.g. "C[3][7] = nan (never written)"
+  double max_rel_error = 0;          ///< max |got − want| / scale over compared elements
+  double rel_norm_error = 0;         ///< ‖got − want‖₂ / ‖want‖₂ over compared elements
+  double tolerance = 0;              ///< the bound each |got − want| / scale had to meet
+  std::string first_failure;         ///< the first bad element, e.g. "C[3][7] = nan (never written)"
 
   /// One-line summary, e.g. "full: 1000000 elements, max rel err 3.1e-07 <= tol 6.0e-05".
   std::string summary() const;
@@ -62,7 +61,7 @@ class Comparison {
   std::int64_t cols_;
   std::string name_;
   CheckResult result_;
-  double sum_rel_ = 0, sum_sq_diff_ = 0, sum_sq_want_ = 0;
+  double sum_sq_diff_ = 0, sum_sq_want_ = 0;
 };
 
 /// γ_K = K·u / (1 − K·u) with u = 2⁻²⁴: the FP32 rounding-error bound for sums of K terms.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The benchmark behind the chapters' "Measured" tables: each GPU stage at the size its issue
-# names, with the library yardstick measured in the same run. Usage:
+# The benchmark behind the chapters' "Measured" tables: each GPU stage at the sizes its chapter
+# reports, with the library yardstick measured in the same run. Usage:
 #   scripts/benchmark.sh <build-dir> <log-dir>
 # Writes one log per run into <log-dir> and prints every RESULT line. Not a test: timings on a
 # shared GPU drift, so compare ratios from one run, never absolute times across runs.
@@ -14,8 +14,13 @@ run() { # name, then the command
   shift
   echo "== $name: $*" | sed "s|$build/||"
   "$@" >"$logs/$name.log" 2>&1 || status=1
-  grep -E '^(RESULT|  [a-z_0-9]+ check:|clock64|Global loads|padded|.*faster)' "$logs/$name.log" | sed 's/^/   /'
+  grep -i -E "$highlights" "$logs/$name.log" | sed 's/^/   /'
 }
+# The lines worth seeing at once (the whole output stays in the log), matched ignoring case: the
+# final line, each variant's check, the clock64 stamps (a heading and three indented lines), the
+# global loads per element of C (04), the padding gain (05), and any line that says what is faster.
+highlights='^(RESULT|  [a-z_0-9]+ check:|clock64|  (max\(end\)|longest single|the kernel by)|global loads|.*padding column|.*faster)'
+
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>/dev/null

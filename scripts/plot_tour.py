@@ -2,9 +2,10 @@
 """Plots the tour's results: tour.json in, a PNG out. Optional: the tour calls it only when
 python3 with matplotlib is installed.
 
-Left: GFLOP/s of the matrix-multiply stages (01-04) against cuBLAS, log scale.
-Middle and right: bandwidth of the transpose and dot-product variants against their ceilings
-(cudaMemcpy device-to-device, cublasSdot) and the device's theoretical peak.
+Left: GFLOP/s of the matrix-multiply stages (every stage whose unit is GFLOP/s, in tour order)
+against the last one's yardstick (cuBLAS), log scale. Then one panel per bandwidth stage (GB/s):
+its variants against their ceilings (cudaMemcpy device-to-device, cublasSdot) and the device's
+theoretical peak.
 """
 import json
 import sys
@@ -32,43 +33,45 @@ def bars(ax, labels, values, colors, title, unit, log=False, peak=None):
         ax.text(x, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=7)
 
 
+# Panel titles of the bandwidth stages; a stage not named here is titled by its directory name.
+TITLES = {"05_transpose": "Transpose", "06_dot_reduction": "Dot product"}
+
+
 def main(source, target):
     with open(source) as f:
-        stages = {s["stage"]: s for s in json.load(f)}
+        stages = json.load(f)
     panels = []
-    matmul = [s for s in ("01_cpu_matmul", "02_naive_kernel", "03_multiblock", "04_shared_tiled")
-              if s in stages]
+    matmul = [s for s in stages if s["unit"] == "GFLOP/s"]
     if matmul:
         labels, values, colors = [], [], []
-        yardstick = None
-        for name in matmul:
-            for v in stages[name]["variants"]:
-                if v["yardstick"]:
-                    yardstick = v
-                elif v["rate"] is not None:
-                    labels.append(f"{name[:2]} {v['name']}\n{stages[name]['sizes'].split('x')[0]}³")
+        for s in matmul:
+            for v in s["variants"]:
+                if not v["yardstick"] and v["rate"] is not None:
+                    labels.append(f"{s['stage'][:2]} {v['name']}\n{s['sizes'].split('x')[0]}³")
                     values.append(v["rate"])
                     colors.append("tab:blue")
-        if yardstick is not None:
-            labels.append("cuBLAS")
-            values.append(yardstick["rate"])
-            colors.append("tab:orange")
-        if yardstick is not None:
-            labels[-1] += f"\n{stages[matmul[-1]]['sizes'].split('x')[0]}³"
+        # The library bar: the yardstick of the last stage that measured one.
+        for s in reversed(matmul):
+            yardstick = next((v for v in s["variants"] if v["yardstick"] and v["rate"] is not None), None)
+            if yardstick is not None:
+                labels.append(f"{yardstick['name']}\n{s['sizes'].split('x')[0]}³")
+                values.append(yardstick["rate"])
+                colors.append("tab:orange")
+                break
         panels.append((labels, values, colors, "Matrix multiply (log scale)", "GFLOP/s", True, None))
-    for name, title in (("05_transpose", "Transpose"), ("06_dot_reduction", "Dot product")):
-        if name not in stages:
+    for s in stages:
+        if s["unit"] != "GB/s":
             continue
-        s = stages[name]
-        labels = [v["name"] for v in s["variants"] if v["rate"] is not None]
-        values = [v["rate"] for v in s["variants"] if v["rate"] is not None]
-        colors = ["tab:orange" if v["yardstick"] else "tab:green" for v in s["variants"]
-                  if v["rate"] is not None]
+        measured = [v for v in s["variants"] if v["rate"] is not None]
+        labels = [v["name"] for v in measured]
+        values = [v["rate"] for v in measured]
+        colors = ["tab:orange" if v["yardstick"] else "tab:green" for v in measured]
         peak = None
-        for v in s["variants"]:
-            if v["rate"] and v["pct_peak"]:
+        for v in measured:
+            if v["pct_peak"]:
                 peak = v["rate"] / (v["pct_peak"] / 100.0)
                 break
+        title = TITLES.get(s["stage"], s["stage"])
         panels.append((labels, values, colors, f"{title}, {s['sizes']}", "GB/s", False, peak))
     if not panels:
         print("plot: nothing to plot", file=sys.stderr)

@@ -2,18 +2,24 @@
 # The tour: runs every built stage in order, at the size that shows its lesson, and prints one
 # progression table. Usage: scripts/tour.sh <build-dir> [results-dir]   (the 'tour' target runs it)
 #
-# Writes <results-dir>/tour.json (every stage's --json object), tour.csv (one row per variant) and,
-# where python3 with matplotlib is installed, tour.png. Exit status: 0 when every stage that ran
-# passed (a stage skipped for want of a GPU counts as passed), 1 otherwise.
+# Writes <results-dir>/tour.json (every stage's --json object, in one array), tour.csv (one row per
+# variant), tour.txt (the table) and, where python3 with matplotlib is installed, tour.png. The
+# reports are read by CMake's JSON parser (scripts/read_report.cmake). Exit status: 0 when every
+# stage that ran passed (a stage skipped for want of a GPU counts as passed), 1 otherwise.
 set -u
+export LC_ALL=C # a decimal point in printf and awk, whatever the locale
 build=${1:?usage: tour.sh <build-dir> [results-dir]}
 results=${2:-$build/results}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$results"
+# The cmake that configured the build reads the reports.
+cmake=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+cmake=${cmake:-cmake}
 
-# stage | arguments that show its lesson | what changed from the previous stage
-# (the GPU matmul stages run at 4096^3, where the GPU is full; the CPU loop at 1000^3, where it
-# finishes in seconds: GFLOP/s compare across the two sizes, times do not)
+# One line per stage, in reading order: stage | arguments that show its lesson | what changed from
+# the previous stage. A stage that is not built is left out. (The GPU matmul stages run at 4096^3,
+# where the GPU is full; the CPU loop at 1000^3, where it finishes in seconds: GFLOP/s compare across
+# the two sizes, times do not.)
 plan=(
   "01_cpu_matmul|--size 1000|CPU loops: i-j-k, then i-k-j"
   "02_naive_kernel|--size 4096|one GPU thread per element of C"
@@ -23,64 +29,86 @@ plan=(
   "06_dot_reduction|--n 268435456 --inputs random|dot: tree, atomics, warp shuffles"
 )
 
-failed=0 skipped=() json_objects=()
-rm -f "$results/.rows"
-csv="$results/tour.csv"
+# format <printf-format> <value>: the value formatted, or '-' when there is none.
+# shellcheck disable=SC2059 # the format is the caller's
+format() { if [[ $2 == - ]]; then printf -; else printf "$1" "$2"; fi; }
+# csv_number <value>: six significant digits (as the report prints them), empty when there is none.
+csv_number() { [[ $1 == - ]] || printf '%.6g' "$1"; }
+
+csv=$results/tour.csv
 echo "stage,variant,what,size,median_ms,rate,unit,pct_peak,pct_yardstick,yardstick,check" >"$csv"
-total=${#plan[@]} index=0
+# One table row per stage: stage|changed|variant|size|ms|rate|unit|% lib|% peak|result
+rows=() json_objects=() skipped=() failed=0 index=0
 for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
   index=$((index + 1))
-  exe="$build/$stage/$stage"
-  [[ -x "$exe" ]] || continue
-  echo "[$index/$total] $stage $args" >&2
-  # shellcheck disable=SC2086
+  exe=$build/$stage/$stage
+  [[ -x $exe ]] || continue
+  echo "[$index/${#plan[@]}] $stage $args" >&2
+  # shellcheck disable=SC2086 # $args is a list of arguments
   output=$("$exe" $args --json 2>&1)
   code=$?
-  if [[ $code -eq 77 ]]; then
+  if ((code == 77)); then
     skipped+=("$stage")
-    echo "$stage|$changed|-|-|-|-||-|-|SKIPPED" >>"$results/.rows"
+    rows+=("$stage|$changed|-|-|-|-||-|-|SKIPPED")
     continue
   fi
-  json=$(grep '^{"stage"' <<<"$output" | tail -n 1)
-  if [[ -z $json ]]; then
+  json=$(grep '^{"stage"' <<<"$output" | tail -n 1) # the report's JSON line
+  if [[ -z $json ]] || ! report=$("$cmake" -D "JSON=$json" -P "$here/read_report.cmake"); then
     failed=1
-    echo "$stage|$changed|-|-|-|-||-|-|FAILED (exit $code)" >>"$results/.rows"
-    printf '%s\n' "$output" | tail -n 8 >&2
+    rows+=("$stage|$changed|-|-|-|-||-|-|FAILED (exit $code)")
+    tail -n 8 <<<"$output" >&2
     continue
   fi
-  [[ $code -eq 0 ]] || failed=1
+  ((code == 0)) || failed=1
   json_objects+=("$json")
-  # One CSV row per variant, and the stage's headline row for the table.
-  awk -v stage="$stage" -v changed="$changed" -v csv="$csv" -f "$here/tour_rows.awk" <<<"$json" >>"$results/.rows"
+  # One CSV row per variant; the stage's headline variant makes its row of the table.
+  while IFS='|' read -r _ size unit yardstick headline result variant what ms rate pct_peak pct_lib check _; do
+    [[ $yardstick != - ]] || yardstick=""
+    printf '%s,%s,"%s",%s,%s,%s,%s,%s,%s,%s,%s\n' "$stage" "$variant" "${what//\"/\"\"}" "$size" \
+      "$(csv_number "$ms")" "$(csv_number "$rate")" "$unit" "$(csv_number "$pct_peak")" \
+      "$(csv_number "$pct_lib")" "$yardstick" "$check" >>"$csv"
+    if [[ $variant == "$headline" ]]; then
+      rows+=("$stage|$changed|$variant|$size|$(format %.4g "$ms")|$(format %.4g "$rate")|$unit|$(format %.1f \
+        "$pct_lib")|$(format %.1f "$pct_peak")|$result")
+    fi
+  done <<<"$report"
 done
 
-# The progression table: one row per stage (its headline variant). "x prev" is the speed-up over
-# the previous stage, as a ratio of GFLOP/s, for the matrix-multiply stages (one problem); the
-# transpose and the dot product are problems of their own.
+# The progression table, one row per stage (its headline variant). "x prev" is the speed-up over the
+# previous stage, as a ratio of GFLOP/s, for the matrix-multiply stages (one problem); the transpose
+# and the dot product are problems of their own. The first two columns are as wide as their texts.
+stage_width=17 changed_width=36
+for row in "${rows[@]}"; do
+  IFS='|' read -r stage changed _ <<<"$row"
+  ((${#stage} <= stage_width)) || stage_width=${#stage}
+  ((${#changed} <= changed_width)) || changed_width=${#changed}
+done
+line="%-${stage_width}s %-${changed_width}s %-13s %-15s %10s %15s %7s %6s %6s  %s\n"
 {
-  printf '\n%-17s %-36s %-13s %-15s %10s %15s %7s %6s %6s  %s\n' stage "what changed" variant size "time ms" rate \
-    "x prev" "% lib" "% peak" result
+  # shellcheck disable=SC2059 # the format is built above
+  printf "\n$line" stage "what changed" variant size "time ms" rate "x prev" "% lib" "% peak" result
   prev_rate="" prev_unit=""
-  while IFS='|' read -r stage changed variant size ms rate unit pct_lib pct_peak result; do
-    speedup="-"
-    if [[ $unit == GFLOP/s && $prev_unit == GFLOP/s && $rate != "-" && $prev_rate != "-" ]]; then
+  for row in "${rows[@]}"; do
+    IFS='|' read -r stage changed variant size ms rate unit pct_lib pct_peak result <<<"$row"
+    speedup=-
+    if [[ $unit == GFLOP/s && $prev_unit == GFLOP/s && $rate != - && $prev_rate != - ]]; then
       speedup=$(awk -v a="$rate" -v b="$prev_rate" 'BEGIN { printf "%.1fx", a / b }')
     fi
-    printf '%-17s %-36s %-13s %-15s %10s %15s %7s %6s %6s  %s\n' "$stage" "$changed" "$variant" "$size" "$ms" \
-      "$rate $unit" "$speedup" "$pct_lib" "$pct_peak" "$result"
+    # shellcheck disable=SC2059
+    printf "$line" "$stage" "$changed" "$variant" "$size" "$ms" "$rate $unit" "$speedup" "$pct_lib" "$pct_peak" "$result"
     prev_rate=$rate prev_unit=$unit
-  done <"$results/.rows"
+  done
 } | tee "$results/tour.txt"
-rm -f "$results/.rows"
 
 # Every stage's JSON object, as one array.
 {
   echo "["
   for i in "${!json_objects[@]}"; do
-    printf '%s%s\n' "${json_objects[$i]}" "$([[ $i -lt $((${#json_objects[@]} - 1)) ]] && echo ,)"
+    ((i == 0)) || echo ","
+    printf '%s' "${json_objects[$i]}"
   done
-  echo "]"
+  printf '\n]\n'
 } >"$results/tour.json"
 
 echo
@@ -89,6 +117,8 @@ if ((${#skipped[@]})); then
   echo "No usable CUDA GPU here, so ${#skipped[@]} GPU stage(s) did not run (${skipped[*]})."
   echo "Stage 01 needs no GPU; run the tour on a machine with an NVIDIA GPU and its driver for the rest."
 fi
+# The plot: the first python3 that has matplotlib (the system's, /usr/bin/python3, may have it when
+# the one on the PATH does not).
 plotted=0
 for python in python3 /usr/bin/python3; do
   if command -v "$python" >/dev/null 2>&1 && "$python" -c 'import matplotlib' >/dev/null 2>&1; then

@@ -19,12 +19,12 @@ namespace {
 
 int g_failures = 0;
 
-#define EXPECT(condition)                                                                   \
-  do {                                                                                      \
-    if (!(condition)) {                                                                     \
-      std::fprintf(stderr, "%s:%d: EXPECT failed: %s\n", __FILE__, __LINE__, #condition);   \
-      ++g_failures;                                                                         \
-    }                                                                                       \
+#define EXPECT(condition)                                                                 \
+  do {                                                                                    \
+    if (!(condition)) {                                                                   \
+      std::fprintf(stderr, "%s:%d: EXPECT failed: %s\n", __FILE__, __LINE__, #condition); \
+      ++g_failures;                                                                       \
+    }                                                                                     \
   } while (0)
 
 // A correct float result for a shape: the double reference rounded to float.
@@ -208,11 +208,26 @@ void parser_accepts_good_input() {
 }
 
 void parser_rejects_bad_input() {
-  const std::vector<std::vector<std::string>> bad = {
-      {"--size", "0"}, {"--size", "-3"}, {"--size", "x"}, {"--size", "65537"}, {"--size"},
-      {"--size="}, {"--m", "1.5"}, {"--m", "1e3"}, {"--m", " 5"}, {"--m", "+5"},
-      {"--n", "99999999999999999999"}, {"--block", "0"}, {"--block", "1025"}, {"--nope"},
-      {"--json=yes"}, {"--check", "partial"}, {"--seed", "-1"}, {"positional"}, {"-x"}, {"--"}};
+  const std::vector<std::vector<std::string>> bad = {{"--size", "0"},
+                                                     {"--size", "-3"},
+                                                     {"--size", "x"},
+                                                     {"--size", "65537"},
+                                                     {"--size"},
+                                                     {"--size="},
+                                                     {"--m", "1.5"},
+                                                     {"--m", "1e3"},
+                                                     {"--m", " 5"},
+                                                     {"--m", "+5"},
+                                                     {"--n", "99999999999999999999"},
+                                                     {"--block", "0"},
+                                                     {"--block", "1025"},
+                                                     {"--nope"},
+                                                     {"--json=yes"},
+                                                     {"--check", "partial"},
+                                                     {"--seed", "-1"},
+                                                     {"positional"},
+                                                     {"-x"},
+                                                     {"--"}};
   for (const auto& args : bad) {
     cs::MatmulShape shape;
     cs::RunOptions run;
@@ -251,7 +266,8 @@ void parser_help() {
   cs::add_run_options(cli, run, false);
   EXPECT(parse(cli, {"--m", "3", "--help"}) == cs::CommandLine::Outcome::kHelp);
   const std::string help = cli.help();
-  for (const char* option : {"--size", "--m", "--n", "--k", "--reps", "--warmup", "--seed", "--check", "--json", "--help"})
+  for (const char* option :
+       {"--size", "--m", "--n", "--k", "--reps", "--warmup", "--seed", "--check", "--json", "--help"})
     EXPECT(help.find(option) != std::string::npos);
   EXPECT(help.find("default: 1000") != std::string::npos);
 }
@@ -266,16 +282,27 @@ void timing_summary_median() {
 }
 
 const std::map<std::string, std::function<void()>> kCases = {
-#define CASE(name) {#name, name}
-    CASE(generator_reproduces_for_a_seed), CASE(generator_differs_across_seeds_and_operands),
-    CASE(generator_range_and_non_symmetry), CASE(poison_is_recognised),
-    CASE(comparison_passes_a_correct_result), CASE(comparison_catches_a_planted_nan),
-    CASE(comparison_catches_a_wrong_element), CASE(comparison_catches_an_unwritten_element),
-    CASE(comparison_catches_a_lost_term), CASE(sampled_check_passes_a_correct_result),
-    CASE(sampled_check_catches_a_wrong_border), CASE(sampled_check_catches_an_unwritten_interior),
-    CASE(tolerance_grows_with_k), CASE(reference_matches_hand_computed),
-    CASE(parser_accepts_good_input), CASE(parser_rejects_bad_input), CASE(parser_size_and_dims),
-    CASE(parser_help), CASE(timing_summary_median),
+#define CASE(name) \
+  { #name, name }
+    CASE(generator_reproduces_for_a_seed),
+    CASE(generator_differs_across_seeds_and_operands),
+    CASE(generator_range_and_non_symmetry),
+    CASE(poison_is_recognised),
+    CASE(comparison_passes_a_correct_result),
+    CASE(comparison_catches_a_planted_nan),
+    CASE(comparison_catches_a_wrong_element),
+    CASE(comparison_catches_an_unwritten_element),
+    CASE(comparison_catches_a_lost_term),
+    CASE(sampled_check_passes_a_correct_result),
+    CASE(sampled_check_catches_a_wrong_border),
+    CASE(sampled_check_catches_an_unwritten_interior),
+    CASE(tolerance_grows_with_k),
+    CASE(reference_matches_hand_computed),
+    CASE(parser_accepts_good_input),
+    CASE(parser_rejects_bad_input),
+    CASE(parser_size_and_dims),
+    CASE(parser_help),
+    CASE(timing_summary_median),
 #undef CASE
 };
 
