@@ -1,6 +1,6 @@
 // 01_cpu_matmul: the triple loop, and why its order matters.
 //
-// C = A·B on the CPU, as the seeds begin: three nested loops over row-major 1-D arrays,
+// C = A·B on the CPU, as the original tutorials begin: three nested loops over row-major 1-D arrays,
 // C[i][j] += A[i][k]·B[k][j]. In the textbook i-j-k order the inner loop walks B down a column,
 // n floats apart, so nearly every step touches a new cache line. Swapping the two inner loops
 // (i-k-j) walks B and C along rows instead: the same arithmetic and the same result up to

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# The size sweep: every matrix-multiply stage, and cuBLAS measured by each stage in the same
+# process on the same buffers, over square sizes from 256 to 8192 (powers of two and odd sizes).
+usage() {
+  cat <<'EOF'
+usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes "256 512 ..."] [--stages "04_shared_tiled ..."]
+
+Runs each matrix-multiply stage at each square size N (m = n = k = N) with --json and writes, in
+results-dir (default: <build-dir>/results):
+  sweep.csv   one row per stage and size: stage,size,gflops,pct_cublas,cublas_gflops,result
+  sweep.json  every stage's report, in one array
+  sweep.txt   the two tables printed: GFLOP/s (rows = sizes, columns = stages + cuBLAS), % of cuBLAS
+  sweep.png   GFLOP/s against size, one line per stage plus cuBLAS (where python3 has matplotlib)
+
+  --sizes LIST    square sizes, default "256 512 1000 1024 2048 4096 4099 8192"
+  --stages LIST   stage directories (or their numbers: "04 07"), default every built stage whose
+                  --help offers --plan (the matrix-multiply stages)
+  --help          this text
+
+The cuBLAS figure of a size is the median of the cuBLAS measurements the stages made at that size;
+"% of cuBLAS" is each stage's own ratio, kernel and cuBLAS timed in one process.
+Exit status: 0 when every run passed its check (a stage skipped for want of a GPU counts as
+passed), 1 when a run failed or broke (everything is still written), 2 for bad arguments.
+EOF
+}
+set -u
+export LC_ALL=C # a decimal point in printf and awk, whatever the locale
+here=$(cd "$(dirname "$0")" && pwd)
+
+# ---- Arguments: two positional directories and two options, in any order.
+bad() {
+  echo "error: $*" >&2
+  echo "usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes LIST] [--stages LIST] (--help: more)" >&2
+  exit 2
+}
+build="" results="" sizes="256 512 1000 1024 2048 4096 4099 8192" stages=""
+while (($#)); do
+  case $1 in
+    --help | -h) usage && exit 0 ;;
+    --sizes | --stages)
+      (($# >= 2)) || bad "$1 needs a list"
+      if [[ $1 == --sizes ]]; then sizes=$2; else stages=$2; fi
+      shift
+      ;;
+    --sizes=*) sizes=${1#*=} ;;
+    --stages=*) stages=${1#*=} ;;
+    -*) bad "unknown option $1" ;;
+    *) if [[ -z $build ]]; then build=$1; elif [[ -z $results ]]; then results=$1; else bad "one argument too many: $1"; fi ;;
+  esac
+  shift
+done
+[[ -n $build ]] || bad "no build directory given"
+[[ -d $build ]] || bad "build directory $build does not exist"
+results=${results:-$build/results}
+[[ -n ${sizes// /} ]] || bad "--sizes is empty"
+for n in $sizes; do
+  if ! [[ $n =~ ^[1-9][0-9]{0,4}$ ]] || ((n > 65536)); then bad "--sizes: '$n' is not a size in [1, 65536]"; fi
+done
+
+# ---- The stages: those named, or every built stage that offers --plan (the matmul stages do).
+list=()
+if [[ -n $stages ]]; then
+  for name in $stages; do
+    # A number stands for the stage directory it begins: "04" -> 04_shared_tiled.
+    for dir in "$build/$name" "$build/$name"_*; do
+      [[ -x $dir/$(basename "$dir") ]] && list+=("$(basename "$dir")") && continue 2
+    done
+    bad "--stages: no stage '$name' is built in $build"
+  done
+else
+  for dir in "$build"/[0-9][0-9]_*; do
+    name=$(basename "$dir")
+    [[ -x $dir/$name ]] && "$dir/$name" --help 2>/dev/null | grep -q -- '--plan' && list+=("$name")
+  done
+fi
+((${#list[@]})) || bad "no matrix-multiply stage is built in $build"
+mkdir -p "$results" || exit 2
+
+# The cmake that configured the build reads the reports (CMake's JSON parser).
+cmake=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+cmake=${cmake:-cmake}
+
+# run_options <stage> <size>: the repetitions, warm-ups and check of one run. Enough repetitions
+# for a steady median, few enough that ~8 stages x 8 sizes take minutes; the sampled check at the
+# large sizes (a full CPU reference of 8192^3 would take hours). The naive stages (02, 03) take
+# ~200 ms a run at 8192, so they get fewer runs above 4099.
+run_options() {
+  local stage=$1 n=$2 reps=20 warmup=3 check=auto
+  ((n <= 1024)) || reps=10 check=sample
+  ((n <= 4099)) || reps=5
+  if [[ $stage == 0[23]_* ]] && ((n > 4099)); then reps=3 warmup=1; fi
+  echo "--reps $reps --warmup $warmup --check $check"
+}
+
+# ---- The runs. Figures per "stage size" key: rate, % of cuBLAS, cuBLAS rate, verdict.
+declare -A rate pct cublas verdict
+json_objects=() skipped=() failed=0
+total=$((${#list[@]} * $(wc -w <<<"$sizes"))) index=0
+for stage in "${list[@]}"; do
+  for n in $sizes; do
+    index=$((index + 1))
+    key="$stage $n"
+    if [[ " ${skipped[*]} " == *" $stage "* ]]; then # no GPU for this stage: no other size either
+      verdict[$key]=SKIPPED
+      continue
+    fi
+    options=$(run_options "$stage" "$n")
+    echo "[$index/$total] $stage --size $n $options" >&2
+    # shellcheck disable=SC2086 # $options is a list of arguments
+    output=$("$build/$stage/$stage" --size "$n" $options --json 2>&1)
+    code=$?
+    if ((code == 77)); then
+      skipped+=("$stage")
+      verdict[$key]=SKIPPED
+      continue
+    fi
+    json=$(grep '^{"stage"' <<<"$output" | tail -n 1) # the report's JSON line
+    if [[ -z $json ]] || ! row=$("$cmake" -D "JSON=$json" -P "$here/sweep_rows.cmake"); then
+      failed=1
+      verdict[$key]="ERROR"
+      echo "$stage at $n: exit $code, no report; its last lines:" >&2
+      tail -n 8 <<<"$output" >&2
+      continue
+    fi
+    json_objects+=("$json")
+    IFS='|' read -r result r p c <<<"$row"
+    ((code == 0)) && [[ $result != FAIL ]] || failed=1
+    verdict[$key]=$result rate[$key]=$r pct[$key]=$p cublas[$key]=$c
+  done
+done
+
+# ---- Helpers for the tables and the CSV (figures arrive as the JSON parser holds them).
+# fixed <decimals> <value>: the value with that many decimals; '' for none ('-' or empty).
+fixed() { if [[ -z ${2:-} || $2 == - ]]; then printf ''; else printf "%.$1f" "$2"; fi; }
+# median <values...>: the median of the values given ('' when none).
+median() {
+  printf '%s\n' "$@" | grep -v '^-\?$' | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# cell <key> <decimals> <figure>: what a table shows for one run: the figure, or why there is none.
+cell() {
+  case ${verdict[$1]:-} in
+    SKIPPED) echo skipped ;;
+    ERROR) echo error ;;
+    FAIL) echo FAIL ;;
+    "") echo - ;;
+    *) local v && v=$(fixed "$2" "$3") && echo "${v:--}" ;;
+  esac
+}
+
+# ---- sweep.csv: one row per stage and size.
+{
+  echo "stage,size,gflops,pct_cublas,cublas_gflops,result"
+  for stage in "${list[@]}"; do
+    for n in $sizes; do
+      key="$stage $n"
+      echo "$stage,$n,$(fixed 1 "${rate[$key]:-}"),$(fixed 2 "${pct[$key]:-}"),$(fixed 1 "${cublas[$key]:-}"),${verdict[$key]:-}"
+    done
+  done
+} >"$results/sweep.csv"
+
+# ---- sweep.json: every stage's report, as one array.
+{
+  printf '['
+  for i in "${!json_objects[@]}"; do
+    ((i == 0)) || printf ','
+    printf '\n%s' "${json_objects[$i]}"
+  done
+  printf '\n]\n'
+} >"$results/sweep.json"
+
+# No GPU: every stage exited 77, so there is nothing to tabulate.
+if ((${#json_objects[@]} == 0 && ${#skipped[@]} == ${#list[@]})); then
+  echo "sweep: skipped, no usable CUDA GPU here (every stage exited 77); run it on a machine with an NVIDIA GPU"
+  exit 0
+fi
+
+# ---- The tables: rows = sizes; columns = stages (and cuBLAS: the median of the stages' cuBLAS runs).
+width=10
+for stage in "${list[@]}"; do ((${#stage} <= width)) || width=${#stage}; done
+{
+  for table in rate pct; do
+    if [[ $table == rate ]]; then
+      printf '\nGFLOP/s (median of the timed runs; cuBLAS: median over the stages of its figure at that size)\n'
+    else
+      printf '\n%% of cuBLAS (each stage against the cuBLAS run of its own process)\n'
+    fi
+    printf '%6s' size
+    printf "  %${width}s" "${list[@]}"
+    [[ $table == pct ]] || printf "  %${width}s" cuBLAS
+    printf '\n'
+    for n in $sizes; do
+      printf '%6s' "$n"
+      library=()
+      for stage in "${list[@]}"; do
+        key="$stage $n"
+        if [[ $table == rate ]]; then
+          printf "  %${width}s" "$(cell "$key" 0 "${rate[$key]:-}")"
+          library+=("${cublas[$key]:-}")
+        else
+          printf "  %${width}s" "$(cell "$key" 1 "${pct[$key]:-}")"
+        fi
+      done
+      if [[ $table == rate ]]; then
+        value=$(median "${library[@]}")
+        printf "  %${width}s" "$(fixed 0 "$value")"
+      fi
+      printf '\n'
+    done
+  done
+} | tee "$results/sweep.txt"
+
+echo
+echo "results: $results/sweep.csv, $results/sweep.json, $results/sweep.txt"
+broken=()
+for stage in "${list[@]}"; do
+  for n in $sizes; do
+    case ${verdict["$stage $n"]:-} in FAIL | ERROR) broken+=("$stage at $n (${verdict["$stage $n"]})") ;; esac
+  done
+done
+if ((${#broken[@]})); then
+  printf 'failed: %s\n' "${broken[@]}"
+fi
+if ((${#skipped[@]})); then
+  echo "skipped: ${skipped[*]} (exit 77: no usable CUDA GPU here; the sweep needs an NVIDIA GPU and its driver)"
+fi
+# The plot: the first python3 that has matplotlib (the system's may have it when the PATH's does not).
+if ((${#json_objects[@]})); then
+  plotted=0
+  for python in python3 /usr/bin/python3; do
+    if command -v "$python" >/dev/null 2>&1 && "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+      "$python" "$here/plot_sweep.py" "$results/sweep.csv" "$results/sweep.png" && echo "plot: $results/sweep.png"
+      plotted=1
+      break
+    fi
+  done
+  ((plotted)) || echo "plot: skipped (python3 with matplotlib not found)"
+fi
+exit $failed
