@@ -1,7 +1,7 @@
 // broken_matmul: shows that the checks bite.
 //
 // Copies of stage 04's tiled kernel with one safeguard removed each: the bounds checks and the
-// zero-fill at the edges (as the original material had it), the barrier after the tile loads, or
+// zero-fill at the edges (as the original tutorial had it), the barrier after the tile loads, or
 // the barrier after the products. Run at a size that is a multiple of no tile, the first is caught
 // by the same verification the stages use. A missing barrier is a race: whether it corrupts a
 // given run depends on timing, so it is caught by compute-sanitizer racecheck instead, which sees
