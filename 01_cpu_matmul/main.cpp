@@ -22,8 +22,8 @@
 
 /// i-j-k: one output element at a time. The inner loop reads a row of A (contiguous) and a
 /// column of B (a stride of n floats: a new cache line almost every step).
-void matmul_ijk(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
-                std::int64_t k, cs::Progress& progress) {
+void matmul_ijk(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k,
+                cs::Progress& progress) {
   for (std::int64_t row = 0; row < m; ++row) {
     for (std::int64_t col = 0; col < n; ++col) {
       float sum = 0.0f;
@@ -36,8 +36,8 @@ void matmul_ijk(const float* a, const float* b, float* c, std::int64_t m, std::i
 
 /// i-k-j: one row of C at a time. The inner loop adds A[row][i] times row i of B to row `row` of
 /// C: both rows contiguous, so every cache line is used whole and the compiler can vectorize.
-void matmul_ikj(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
-                std::int64_t k, cs::Progress& progress) {
+void matmul_ikj(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k,
+                cs::Progress& progress) {
   for (std::int64_t row = 0; row < m; ++row) {
     // LAB 01.ikj: zero this row of C, then add A[row][i] times row i of B to it, for i = 0 .. k-1
     // LAB-STUB: static_cast<void>(a), static_cast<void>(b), static_cast<void>(c), static_cast<void>(n + k);
@@ -54,8 +54,8 @@ void matmul_ikj(const float* a, const float* b, float* c, std::int64_t m, std::i
 }
 
 /// Either loop order, as run_loop() takes it.
-using MatmulLoop = void (*)(const float*, const float*, float*, std::int64_t, std::int64_t,
-                            std::int64_t, cs::Progress&);
+using MatmulLoop = void (*)(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t,
+                            cs::Progress&);
 
 /// Poisons C, runs @p loop warmup + reps times, verifies the last result.
 cs::Measurement run_loop(const std::string& name, const std::string& what, MatmulLoop loop,
@@ -102,15 +102,18 @@ int main(int argc, char** argv) {
               static_cast<long long>(shape.k), static_cast<long long>(shape.n), run.reps);
 
   // 3. Time both loop orders on the same inputs; verify each against the double reference.
-  const cs::Measurement ijk = run_loop("ijk", "textbook order: B read down a column", matmul_ijk, a, b, shape, run);
-  const cs::Measurement ikj = run_loop("ikj", "inner loops swapped: B read along a row", matmul_ikj, a, b, shape, run);
+  const cs::Measurement ijk =
+      run_loop("ijk", "textbook order: B read down a column", matmul_ijk, a, b, shape, run);
+  const cs::Measurement ikj =
+      run_loop("ikj", "inner loops swapped: B read along a row", matmul_ikj, a, b, shape, run);
 
   // 4. Report. The headline is i-k-j; the speed-up is the lesson.
   cs::Report report("01_cpu_matmul", cs::to_string(shape), "GFLOP/s", "");
   report.add(ijk);
   report.add(ikj);
   const double speedup = ijk.time.median_ms / ikj.time.median_ms;
-  std::printf("\ni-k-j is %.1fx faster than i-j-k: same arithmetic, different memory access order\n", speedup);
+  std::printf("\ni-k-j is %.1fx faster than i-j-k: same arithmetic, different memory access order\n",
+              speedup);
   report.add_field("speedup_ikj_over_ijk", cs::format_number(speedup, "%.2f"));
   return report.finish(run);
 }

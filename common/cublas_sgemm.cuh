@@ -53,5 +53,3 @@ Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape
                                  const std::vector<float>& b);
 
 } // namespace cs
-
-

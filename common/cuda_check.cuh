@@ -4,10 +4,10 @@
 
 #include "exit_codes.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
 
 namespace cs {
 
@@ -15,8 +15,8 @@ namespace cs {
 /// failing call was, its text, and the error's name and description. Use it through CUDA_CHECK.
 inline void cuda_check(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return;
-  std::fprintf(stderr, "%s:%d: CUDA error in %s: %s (%s)\n", file, line, call,
-               cudaGetErrorName(error), cudaGetErrorString(error));
+  std::fprintf(stderr, "%s:%d: CUDA error in %s: %s (%s)\n", file, line, call, cudaGetErrorName(error),
+               cudaGetErrorString(error));
   std::exit(kExitCudaError);
 }
 

@@ -11,13 +11,22 @@ namespace cs {
 
 int fp32_lanes_per_sm(int major, int minor) {
   switch (major) {
-    case 5: return 128;                        // Maxwell
-    case 6: return minor == 0 ? 64 : 128;      // Pascal: GP100 64, GP10x 128
-    case 7: return 64;                         // Volta, Turing
-    case 8: return minor == 0 ? 64 : 128;      // Ampere A100 64; GA10x and Ada 128
-    case 9: return 128;                        // Hopper
-    case 10: case 11: case 12: return 128;     // Blackwell
-    default: return 0;
+    case 5:
+      return 128; // Maxwell
+    case 6:
+      return minor == 0 ? 64 : 128; // Pascal: GP100 64, GP10x 128
+    case 7:
+      return 64; // Volta, Turing
+    case 8:
+      return minor == 0 ? 64 : 128; // Ampere A100 64; GA10x and Ada 128
+    case 9:
+      return 128; // Hopper
+    case 10:
+    case 11:
+    case 12:
+      return 128; // Blackwell
+    default:
+      return 0;
   }
 }
 
@@ -62,8 +71,8 @@ DeviceInfo pick_device(int index) {
 
   info.fp32_lanes_per_sm = fp32_lanes_per_sm(info.major, info.minor);
   // Peak FP32: every lane retires one fused multiply-add (2 FLOP) per cycle at the peak clock.
-  info.peak_fp32_gflops = static_cast<double>(info.sm_count) * info.fp32_lanes_per_sm * 2.0 *
-                          info.sm_clock_khz * 1e3 / 1e9;
+  info.peak_fp32_gflops =
+      static_cast<double>(info.sm_count) * info.fp32_lanes_per_sm * 2.0 * info.sm_clock_khz * 1e3 / 1e9;
   // Peak bandwidth: the memory transfers on both clock edges, bus_bits / 8 bytes per transfer.
   info.peak_bandwidth_gbs = 2.0 * info.memory_clock_khz * 1e3 * (info.memory_bus_bits / 8.0) / 1e9;
   return info;
@@ -74,10 +83,11 @@ void print_device_info(const DeviceInfo& d) {
   std::printf("  SMs %d, warp %d, max threads/block %d, block dims %d x %d x %d, grid %d x %d x %d\n",
               d.sm_count, d.warp_size, d.max_threads_per_block, d.max_block_dim[0], d.max_block_dim[1],
               d.max_block_dim[2], d.max_grid_dim[0], d.max_grid_dim[1], d.max_grid_dim[2]);
-  std::printf("  global memory %.1f GiB, L2 %.1f MiB, shared/block %zu KiB (opt-in %zu KiB), "
-              "shared/SM %zu KiB, registers/block %d\n",
-              d.global_memory_bytes / 1073741824.0, d.l2_bytes / 1048576.0, d.shared_per_block / 1024,
-              d.shared_per_block_optin / 1024, d.shared_per_sm / 1024, d.registers_per_block);
+  std::printf(
+      "  global memory %.1f GiB, L2 %.1f MiB, shared/block %zu KiB (opt-in %zu KiB), "
+      "shared/SM %zu KiB, registers/block %d\n",
+      d.global_memory_bytes / 1073741824.0, d.l2_bytes / 1048576.0, d.shared_per_block / 1024,
+      d.shared_per_block_optin / 1024, d.shared_per_sm / 1024, d.registers_per_block);
   std::printf("  SM clock %.0f MHz, memory clock %.0f MHz, bus %d bits\n", d.sm_clock_khz / 1e3,
               d.memory_clock_khz / 1e3, d.memory_bus_bits);
   if (d.fp32_lanes_per_sm > 0)
@@ -94,8 +104,8 @@ void require_device_memory(const DeviceInfo& info, std::size_t bytes, const std:
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (bytes > free_bytes) {
     std::fprintf(stderr, "error: %s needs %.2f GiB of device memory, %.2f GiB of %.2f GiB is free on %s\n",
-                 what.c_str(), bytes / 1073741824.0, free_bytes / 1073741824.0,
-                 total_bytes / 1073741824.0, info.name.c_str());
+                 what.c_str(), bytes / 1073741824.0, free_bytes / 1073741824.0, total_bytes / 1073741824.0,
+                 info.name.c_str());
     std::exit(kExitBadInput);
   }
 }

@@ -18,8 +18,7 @@ enum class Operand : std::uint64_t { kA = 1, kB = 2, kX = 3, kY = 4 };
 /// with no rounding and the same on every platform. Negative and positive values make the sums
 /// cancel, which tests more than all-positive inputs, and independent entries make the matrix
 /// non-symmetric (a kernel that swaps A[i][k] for A[k][i] fails).
-std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
-                                 Operand which);
+std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which);
 
 /// The bit pattern used to poison outputs before every run: 0xFFFFFFFF, a NaN that arithmetic
 /// never produces (the GPU's NaN is 0x7FFFFFFF, the x86 default 0xFFC00000), and the pattern
