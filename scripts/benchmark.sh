@@ -19,7 +19,7 @@ run() { # name, then the command
 # The lines worth seeing at once (the whole output stays in the log), matched ignoring case: the
 # final line, each variant's check, the clock64 stamps (a heading and three indented lines), the
 # global loads per element of C (04), the padding gain (05), and any line that says what is faster.
-highlights='^(RESULT|  [a-z_0-9]+ check:|clock64|  (max\(end\)|longest single|the kernel by)|global loads|.*padding column|.*faster)'
+highlights='^(RESULT|  [a-z_0-9]+ check:|clock64|  (max\(end\)|longest single|the kernel by)| *global loads|.*padding column|.*faster)'
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
