@@ -55,9 +55,12 @@ void print_launch(const MatmulLaunch& launch, const MatmulShape& shape) {
       launch.name.c_str(), dims(launch.grid).c_str(), dims(launch.block).c_str(), blocks, threads,
       launch.shared_bytes);
   for (const std::string& note : launch.notes) std::printf("  %s\n", note.c_str());
-  std::printf("  index arithmetic: %s\n", launch_fits_int32(launch, shape)
-                                              ? "32-bit (every index of this problem fits)"
-                                              : "64-bit (an index of this problem passes 2^31)");
+  if (!launch.index_width_from_host)
+    std::printf("  index arithmetic: 64-bit offsets whatever the problem\n");
+  else
+    std::printf("  index arithmetic: %s\n", launch_fits_int32(launch, shape)
+                                                ? "32-bit (every index of this problem fits)"
+                                                : "64-bit (an index of this problem passes 2^31)");
 }
 
 int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {

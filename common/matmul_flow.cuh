@@ -67,6 +67,9 @@ struct MatmulLaunch {
   std::size_t shared_bytes = 0;   ///< shared memory per block, static and dynamic (for the plan printout)
   std::vector<std::string> notes; ///< lines printed under the launch: who computes what, loads per element
   bool block_clocks = false;      ///< the kernel stamps clock64() per block, as the original tutorial did
+  /// The kernel is templated on its index type and launched through with_index_type() (32-bit
+  /// indices when they fit); false: it takes 64-bit sizes and offsets whatever the problem.
+  bool index_width_from_host = true;
   std::function<void(const MatmulArgs&)> run; ///< enqueues the kernel and checks the launch
 };
 
