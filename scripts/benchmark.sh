@@ -32,6 +32,20 @@ run 03_n$m "$build/03_multiblock/03_multiblock" --size $m --check sample --reps 
 for tile in 8 16 32; do
   run 04_n${m}_t$tile "$build/04_shared_tiled/04_shared_tiled" --size $m --tile $tile --check sample --reps 10 --json
 done
+# The register-tiled stages: every parameter set each offers (its --help lists them) at 4096^3, and
+# its default at the sizes where edges and the L2 cache matter: 2048, 4099 (odd: edges everywhere,
+# rows not 16-byte aligned) and 8192.
+for stage in 07_register_tile_1d 08_register_tile_2d 09_vectorized 10_warp_tiling 11_pipelined; do
+  exe="$build/$stage/$stage"
+  [[ -x $exe ]] || continue
+  params=$("$exe" --help | sed -n 's/^ *--params \([^ ]*\).*/\1/p' | tr '|' ' ')
+  for p in $params; do
+    run "${stage%%_*}_n${m}_${p//[^a-zA-Z0-9]/_}" "$exe" --size $m --params "$p" --check sample --reps 10 --json
+  done
+  for size in 2048 4099 8192; do
+    run "${stage%%_*}_n$size" "$exe" --size $size --check sample --reps 10 --json
+  done
+done
 run 05_n8192 "$build/05_transpose/05_transpose" --size 8192 --reps 20 --json
 run 05_n1024 "$build/05_transpose/05_transpose" --size 1024 --reps 20
 run 06_n2p28 "$build/06_dot_reduction/06_dot_reduction" --n 268435456 --inputs random --reps 20 --json

@@ -21,7 +21,7 @@
 # sections, each a `// LAB <id>` line (a hint after a colon is allowed), the lines of the region,
 # and `// END LAB`; lines outside sections are ignored. Regions it does not name get their TODO, or
 # with --solutions their solution. Left out of the lab: the tests of this generator (tests/lab/),
-# the deliberately broken kernels (tests/broken/, which hold a copy of stage 04's solution), this
+# the deliberately broken kernels (tests/broken/ and tests/broken_*.cu, which hold copies of solutions), this
 # script, and the chapters' generated stage diffs (they show the solutions).
 #
 # <out-dir> must be new, empty, or a lab this script wrote before (which it replaces). Exit status:
@@ -218,7 +218,7 @@ mkdir -p "$out" || die 2 "cannot create '$out'"
 # --- copy the tree ---------------------------------------------------------------------------
 left_out() { # path -> true when the lab leaves it out
   case $1 in
-    tests/lab/* | tests/broken/* | tests/broken_matmul.cu | scripts/make_lab.sh | "$stamp_name") return 0 ;;
+    tests/lab/* | tests/broken/* | tests/broken_*.cu | scripts/make_lab.sh | "$stamp_name") return 0 ;;
   esac
   return 1
 }

@@ -27,6 +27,11 @@ plan=(
   "04_shared_tiled|--size 4096|shared-memory tiles walk along K"
   "05_transpose|--size 8192|transpose through a padded tile"
   "06_dot_reduction|--n 268435456 --inputs random|dot: tree, atomics, warp shuffles"
+  "07_register_tile_1d|--size 4096|a column of C per thread, in registers"
+  "08_register_tile_2d|--size 4096|a 2-D tile of C per thread, outer products"
+  "09_vectorized|--size 4096|16-byte loads, A's tile transposed"
+  "10_warp_tiling|--size 4096|block, warp and thread tiles"
+  "11_pipelined|--size 4096|next tiles load during the products"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
@@ -76,15 +81,16 @@ for entry in "${plan[@]}"; do
 done
 
 # The progression table, one row per stage (its headline variant). "x prev" is the speed-up over the
-# previous stage, as a ratio of GFLOP/s, for the matrix-multiply stages (one problem); the transpose
-# and the dot product are problems of their own. The first two columns are as wide as their texts.
-stage_width=17 changed_width=36
+# previous matrix-multiply stage, as a ratio of GFLOP/s (one problem; 07 follows 04); the transpose
+# and the dot product are problems of their own. The first three columns are as wide as their texts.
+stage_width=17 changed_width=36 variant_width=13
 for row in "${rows[@]}"; do
-  IFS='|' read -r stage changed _ <<<"$row"
+  IFS='|' read -r stage changed variant _ <<<"$row"
   ((${#stage} <= stage_width)) || stage_width=${#stage}
   ((${#changed} <= changed_width)) || changed_width=${#changed}
+  ((${#variant} <= variant_width)) || variant_width=${#variant}
 done
-line="%-${stage_width}s %-${changed_width}s %-13s %-15s %10s %15s %7s %6s %6s  %s\n"
+line="%-${stage_width}s %-${changed_width}s %-${variant_width}s %-15s %10s %15s %7s %6s %6s  %s\n"
 {
   # shellcheck disable=SC2059 # the format is built above
   printf "\n$line" stage "what changed" variant size "time ms" rate "x prev" "% lib" "% peak" result
@@ -97,7 +103,7 @@ line="%-${stage_width}s %-${changed_width}s %-13s %-15s %10s %15s %7s %6s %6s  %
     fi
     # shellcheck disable=SC2059
     printf "$line" "$stage" "$changed" "$variant" "$size" "$ms" "$rate $unit" "$speedup" "$pct_lib" "$pct_peak" "$result"
-    prev_rate=$rate prev_unit=$unit
+    [[ $unit == GFLOP/s ]] && prev_rate=$rate prev_unit=$unit
   done
 } | tee "$results/tour.txt"
 
