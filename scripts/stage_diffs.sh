@@ -33,7 +33,7 @@ render() { # chapter -> the chapter with every marked block regenerated, on stdo
 }
 
 stale=0
-for chapter in "$root"/0*/README.md; do
+for chapter in "$root"/[0-9][0-9]_*/README.md; do
   grep -q '^<!-- stage-diff: ' "$chapter" || continue
   fresh=$(mktemp)
   render "$chapter" >"$fresh"
