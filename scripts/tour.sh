@@ -37,6 +37,8 @@ plan=(
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
 # shellcheck disable=SC2059 # the format is the caller's
 format() { if [[ $2 == - ]]; then printf -; else printf "$1" "$2"; fi; }
+# rate <value>: four significant digits, but whole numbers from 10000 up (no exponent: 47480, not 4.748e+04).
+rate() { if [[ $1 != - ]] && awk -v r="$1" 'BEGIN { exit !(r >= 10000) }'; then format %.0f "$1"; else format %.4g "$1"; fi; }
 # csv_number <value>: six significant digits (as the report prints them), empty when there is none.
 csv_number() { [[ $1 == - ]] || printf '%.6g' "$1"; }
 
@@ -74,7 +76,7 @@ for entry in "${plan[@]}"; do
       "$(csv_number "$ms")" "$(csv_number "$rate")" "$unit" "$(csv_number "$pct_peak")" \
       "$(csv_number "$pct_lib")" "$yardstick" "$check" >>"$csv"
     if [[ $variant == "$headline" ]]; then
-      rows+=("$stage|$changed|$variant|$size|$(format %.4g "$ms")|$(format %.4g "$rate")|$unit|$(format %.1f \
+      rows+=("$stage|$changed|$variant|$size|$(format %.4g "$ms")|$(rate "$rate")|$unit|$(format %.1f \
         "$pct_lib")|$(format %.1f "$pct_peak")|$result")
     fi
   done <<<"$report"

@@ -181,7 +181,7 @@ generator() {
     >"$work/one.lab"
   bash "$make_lab" "$work/one" --fill "$work/one.lab" >/dev/null || fail "--fill with one section"
   grep -q '^  value += 0.0f; // submitted$' "$work/one/06_dot_reduction/main.cu" || fail "the section was not filled in"
-  (($(grep -rn 'TODO(lab ' "$work/one"/0* | grep -c .) == count - 1)) || fail "expected $((count - 1)) TODOs"
+  (($(grep -rn 'TODO(lab ' "$work/one"/[0-9][0-9]_* | grep -c .) == count - 1)) || fail "expected $((count - 1)) TODOs"
   echo "ok: --fill takes the regions a submission names, and leaves the others as TODOs"
 
   # A second run replaces a lab it wrote; anything else it refuses.
