@@ -17,6 +17,9 @@
 #include <cstdint>
 #include <string>
 
+/// Stage 02's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage02 {
+
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).
 ///
 /// Threads are numbered along the rows of C: thread idx computes C[idx / n][idx % n]. The 32
@@ -49,15 +52,15 @@ __global__ void matmul_naive(const float* a, const float* b, float* c, Index m, 
 
 /// The stage's own option.
 struct StageOptions {
-  int threads_per_block = 256; ///< --block: threads in each 1-D block
+  int threads_per_block = 256; ///< `--block`: threads in each 1-D block
 };
 
-/// Declares --block on @p cli.
+/// Declares `--block` on @p cli.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_int("block", &options.threads_per_block, 1, cs::kMaxThreadsPerBlock, "threads per 1-D block");
 }
 
-/// Plans the launch: one thread per element of C, rounded up to whole blocks of --block threads.
+/// Plans the launch: one thread per element of C, rounded up to whole blocks of `--block` threads.
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::int64_t threads = options.threads_per_block;
   const std::int64_t blocks = (shape.m * shape.n + threads - 1) / threads;
@@ -81,12 +84,14 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage02
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage02::StageOptions options;
   return cs::run_matmul_stage(
       {"02_naive_kernel", "C = A*B on the GPU, one thread per element of C in a 1-D grid of 1-D blocks.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage02::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage02::plan_launch(options, shape); }},
       argc, argv);
 }

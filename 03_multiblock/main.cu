@@ -17,6 +17,9 @@
 #include <cstdint>
 #include <string>
 
+/// Stage 03's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage03 {
+
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).
 ///
 /// Block (blockIdx.x, blockIdx.y) owns the blockDim.y × blockDim.x tile of C whose top-left
@@ -49,11 +52,11 @@ __global__ void matmul_multiblock(const float* a, const float* b, float* c, Inde
 
 /// The stage's own option.
 struct StageOptions {
-  int block_rows = 16; ///< --block ROWSxCOLS: rows of the tile (threads along y)
-  int block_cols = 16; ///< --block ROWSxCOLS: columns of the tile (threads along x)
+  int block_rows = 16; ///< `--block ROWSxCOLS`: rows of the tile (threads along y)
+  int block_cols = 16; ///< `--block ROWSxCOLS`: columns of the tile (threads along x)
 };
 
-/// Declares --block on @p cli.
+/// Declares `--block` on @p cli.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_rows_x_cols("block", &options.block_rows, &options.block_cols, cs::kMaxThreadsPerBlock,
                       "rows x columns of the tile of C a block owns, one thread each");
@@ -90,12 +93,14 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage03
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage03::StageOptions options;
   return cs::run_matmul_stage(
       {"03_multiblock", "C = A*B on the GPU, one thread per element of C, each 2-D block owning a tile of C.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage03::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage03::plan_launch(options, shape); }},
       argc, argv);
 }

@@ -17,6 +17,9 @@
 #include <cstdint>
 #include <string>
 
+/// Stage 04's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage04 {
+
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).
 ///
 /// Block (blockIdx.x, blockIdx.y) owns the blockDim.y × blockDim.x tile of C whose top-left
@@ -66,10 +69,10 @@ __global__ void matmul_shared_tiled(const float* a, const float* b, float* c, In
 
 /// The stage's own option.
 struct StageOptions {
-  int tile = 32; ///< --tile: 8, 16 or 32; a block is tile x tile threads
+  int tile = 32; ///< `--tile`: 8, 16 or 32; a block is tile x tile threads
 };
 
-/// Declares --tile on @p cli: the widths the kernel is instantiated for.
+/// Declares `--tile` on @p cli: the widths the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_int_choice("tile", &options.tile, {8, 16, 32},
                      "width of the square tiles of A, B and C; a block is TILE x TILE threads");
@@ -105,12 +108,14 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage04
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage04::StageOptions options;
   return cs::run_matmul_stage(
       {"04_shared_tiled", "C = A*B on the GPU, each block stepping along K through shared-memory tiles.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage04::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage04::plan_launch(options, shape); }},
       argc, argv);
 }

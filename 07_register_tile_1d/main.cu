@@ -21,6 +21,9 @@
 #include <cstdio>
 #include <string>
 
+/// Stage 07's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage07 {
+
 /// C = A·B where each thread computes kThreadM vertically adjacent elements of one column of C
 /// (A is m×k, B is k×n, C is m×n, all row-major).
 ///
@@ -100,16 +103,16 @@ __global__ void __launch_bounds__(kBlockM / kThreadM * kBlockN)
 
 /// The stage's own option.
 struct StageOptions {
-  std::string params = "64x64x4/16"; ///< --params: block rows x columns x step along K / rows per thread
+  std::string params = "64x64x4/16"; ///< `--params`: block rows x columns x step along K / rows per thread
 };
 
-/// Declares --params on @p cli: the parameter sets the kernel is instantiated for.
+/// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_choice("params", &options.params, {"64x64x4/16", "64x64x8/8", "64x64x2/32"},
                  "block tile of C (rows x columns) x step along K / rows of C per thread");
 }
 
-/// The sizes a --params set names, "BMxBNxBK/TM".
+/// The sizes a `--params` set names, "BMxBNxBK/TM".
 struct TileSizes {
   int block_m = 0;  ///< BM: rows of C per block
   int block_n = 0;  ///< BN: columns of C per block
@@ -117,7 +120,7 @@ struct TileSizes {
   int thread_m = 0; ///< TM: rows of C per thread, in one column
 };
 
-/// Reads the sizes out of a --params set (one of the choices add_stage_options offers).
+/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
 TileSizes tile_sizes_of(const std::string& params) {
   TileSizes sizes;
   std::sscanf(params.c_str(), "%dx%dx%d/%d", &sizes.block_m, &sizes.block_n, &sizes.block_k, &sizes.thread_m);
@@ -171,12 +174,14 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage07
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage07::StageOptions options;
   return cs::run_matmul_stage(
       {"07_register_tile_1d", "C = A*B on the GPU, each thread computing several elements of C in registers.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage07::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage07::plan_launch(options, shape); }},
       argc, argv);
 }

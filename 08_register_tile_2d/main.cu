@@ -21,6 +21,9 @@
 #include <cstdio>
 #include <string>
 
+/// Stage 08's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage08 {
+
 /// C = A·B where each thread computes a kThreadM × kThreadN tile of C as a sum of outer products
 /// (A is m×k, B is k×n, C is m×n, all row-major).
 ///
@@ -139,16 +142,16 @@ __global__ void __launch_bounds__((kBlockM / kThreadM) * (kBlockN / kThreadN))
 
 /// The stage's own option.
 struct StageOptions {
-  std::string params = "128x64x16/8x4"; ///< --params: block rows x columns x step along K / thread tile
+  std::string params = "128x64x16/8x4"; ///< `--params`: block rows x columns x step along K / thread tile
 };
 
-/// Declares --params on @p cli: the parameter sets the kernel is instantiated for.
+/// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_choice("params", &options.params, {"128x64x16/8x4", "128x128x16/8x8", "64x64x16/4x4"},
                  "block tile of C (rows x columns) x step along K / thread tile of C (rows x columns)");
 }
 
-/// The sizes a --params set names, "BMxBNxBK/TMxTN".
+/// The sizes a `--params` set names, "BMxBNxBK/TMxTN".
 struct TileSizes {
   int block_m = 0;  ///< BM: rows of C per block
   int block_n = 0;  ///< BN: columns of C per block
@@ -157,7 +160,7 @@ struct TileSizes {
   int thread_n = 0; ///< TN: columns of C per thread
 };
 
-/// Reads the sizes out of a --params set (one of the choices add_stage_options offers).
+/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
 TileSizes tile_sizes_of(const std::string& params) {
   TileSizes sizes;
   std::sscanf(params.c_str(), "%dx%dx%d/%dx%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
@@ -219,13 +222,15 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage08
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage08::StageOptions options;
   return cs::run_matmul_stage(
       {"08_register_tile_2d",
        "C = A*B on the GPU, each thread computing a 2-D tile of C as outer products in registers.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage08::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage08::plan_launch(options, shape); }},
       argc, argv);
 }

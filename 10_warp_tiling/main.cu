@@ -23,6 +23,9 @@
 #include <cstdio>
 #include <string>
 
+/// Stage 10's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage10 {
+
 /// Whether every row of A (k floats), B and C (n floats) starts on a 16-byte boundary, so that a
 /// float4 load or store of four consecutive columns starting at a multiple of 4 is legal: n and k
 /// multiples of 4, and the three matrices themselves 16-byte aligned.
@@ -245,17 +248,17 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32)
 
 /// The stage's own option.
 struct StageOptions {
-  std::string params = "128x128x16/64x32/8x8"; ///< --params: the block's, a warp's and a thread's tiles
+  std::string params = "128x128x16/64x32/8x8"; ///< `--params`: the block's, a warp's and a thread's tiles
 };
 
-/// Declares --params on @p cli: the parameter sets the kernel is instantiated for.
+/// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_choice(
       "params", &options.params, {"128x128x16/32x64/8x8", "128x128x16/64x32/8x8", "64x64x16/32x32/4x8"},
       "block tile of C (rows x columns) x step along K / warp tile / thread tile of C (rows x columns)");
 }
 
-/// The sizes a --params set names, "BMxBNxBK/WMxWN/TMxTN".
+/// The sizes a `--params` set names, "BMxBNxBK/WMxWN/TMxTN".
 struct TileSizes {
   int block_m = 0;  ///< BM: rows of C per block
   int block_n = 0;  ///< BN: columns of C per block
@@ -266,7 +269,7 @@ struct TileSizes {
   int thread_n = 0; ///< TN: columns of C per thread
 };
 
-/// Reads the sizes out of a --params set (one of the choices add_stage_options offers).
+/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
 TileSizes tile_sizes_of(const std::string& params) {
   TileSizes sizes;
   std::sscanf(params.c_str(), "%dx%dx%d/%dx%d/%dx%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
@@ -353,13 +356,15 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage10
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage10::StageOptions options;
   return cs::run_matmul_stage(
       {"10_warp_tiling",
        "C = A*B on the GPU, tiles of C per block, per warp and per thread, with conflict-free shared reads.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage10::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage10::plan_launch(options, shape); }},
       argc, argv);
 }

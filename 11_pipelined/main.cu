@@ -23,6 +23,9 @@
 #include <cstdio>
 #include <string>
 
+/// Stage 11's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage11 {
+
 /// Whether every row of A (k floats), B and C (n floats) starts on a 16-byte boundary, so that a
 /// float4 load or store of four consecutive columns starting at a multiple of 4 is legal: n and k
 /// multiples of 4, and the three matrices themselves 16-byte aligned.
@@ -334,10 +337,10 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
 
 /// The stage's own option.
 struct StageOptions {
-  std::string params = "128x256x32/64x64/16x8/s2"; ///< --params: block, warp and thread tiles, buffers
+  std::string params = "128x256x32/64x64/16x8/s2"; ///< `--params`: block, warp and thread tiles, buffers
 };
 
-/// Declares --params on @p cli: the parameter sets the kernel is instantiated for.
+/// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_choice("params", &options.params,
                  {"128x256x32/64x64/16x8/s2", "128x256x16/64x64/16x8/s3", "128x128x16/64x32/8x8/s3"},
@@ -345,7 +348,7 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
                  "columns) / shared-memory buffers in the ring");
 }
 
-/// The sizes a --params set names, "BMxBNxBK/WMxWN/TMxTN/sS".
+/// The sizes a `--params` set names, "BMxBNxBK/WMxWN/TMxTN/sS".
 struct TileSizes {
   int block_m = 0;  ///< BM: rows of C per block
   int block_n = 0;  ///< BN: columns of C per block
@@ -357,7 +360,7 @@ struct TileSizes {
   int stages = 0;   ///< S: shared-memory buffers in the ring
 };
 
-/// Reads the sizes out of a --params set (one of the choices add_stage_options offers).
+/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
 TileSizes tile_sizes_of(const std::string& params) {
   TileSizes sizes;
   std::sscanf(params.c_str(), "%dx%dx%d/%dx%d/%dx%d/s%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
@@ -460,13 +463,15 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   return launch;
 }
 
+} // namespace stage11
+
 /// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
 int main(int argc, char** argv) {
-  StageOptions options;
+  stage11::StageOptions options;
   return cs::run_matmul_stage(
       {"11_pipelined",
        "C = A*B on the GPU, stage 10's warp tiles fed by a cp.async pipeline through shared memory.",
-       [&](cs::CommandLine& cli) { add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return plan_launch(options, shape); }},
+       [&](cs::CommandLine& cli) { stage11::add_stage_options(cli, options); },
+       [&](const cs::MatmulShape& shape) { return stage11::plan_launch(options, shape); }},
       argc, argv);
 }

@@ -29,10 +29,12 @@ dim3 grid_of(std::int64_t blocks_x, std::int64_t blocks_y) {
 
 namespace {
 
-// "a x b", or "a x b x c" when the third side is not 1.
+// "(x, y) = (a, b)", or "(x, y, z) = (a, b, c)" when z is not 1: named by axis, as dim3 holds them,
+// so that a block of 7 rows and 9 columns reads (x, y) = (9, 7) and not "9 x 7".
 std::string dims(const dim3& d) {
-  std::string text = std::to_string(d.x) + " x " + std::to_string(d.y);
-  return d.z == 1 ? text : text + " x " + std::to_string(d.z);
+  const std::string x = std::to_string(d.x), y = std::to_string(d.y);
+  return d.z == 1 ? "(x, y) = (" + x + ", " + y + ")"
+                  : "(x, y, z) = (" + x + ", " + y + ", " + std::to_string(d.z) + ")";
 }
 
 // Blocks in a grid, or threads in a block.
