@@ -55,7 +55,10 @@ class CommandLine {
   void add_validator(std::function<void()> validate);
 
   /// What parse() decided.
-  enum class Outcome { kRun, kHelp };
+  enum class Outcome {
+    kRun,  ///< every option was read: go on
+    kHelp, ///< `--help` or `-h` came first: print help() and exit 0
+  };
   /// Reads argv; throws UsageError on any bad input. Returns kHelp when `--help` was given.
   Outcome parse(int argc, const char* const* argv);
   /// The text `--help` prints.
@@ -97,7 +100,7 @@ struct RunOptions {
   int device = 0;                     ///< CUDA device index (GPU stages)
 };
 
-/// Declares --warmup, --reps, --seed, --check, --json (and --device when @p gpu) on @p cli;
+/// Declares `--warmup`, `--reps`, `--seed`, `--check`, `--json` (and `--device` when @p gpu) on @p cli;
 /// the values already in @p run are the defaults.
 void add_run_options(CommandLine& cli, RunOptions& run, bool gpu);
 
@@ -111,8 +114,8 @@ struct MatmulShape {
 /// Largest matrix dimension any stage accepts.
 constexpr std::int64_t kMaxDimension = 65536;
 
-/// Declares --size (m = n = k), --m, --n and --k on @p cli. --m/--n/--k win over --size
-/// whatever their order.
+/// Declares `--size` (m = n = k), `--m`, `--n` and `--k` on @p cli. `--m`/`--n`/`--k` win over
+/// `--size` whatever their order.
 void add_shape_options(CommandLine& cli, MatmulShape& shape);
 
 /// True when every index a matrix-product kernel of @p shape computes fits in a 32-bit int: the

@@ -76,8 +76,8 @@ struct MatmulLaunch {
 /// A matrix-multiply stage, as its `main()` hands it to run_matmul_stage().
 struct MatmulStage {
   std::string name;    ///< the directory, the program and the report's stage, e.g. "04_shared_tiled"
-  std::string summary; ///< one sentence for --help
-  /// Declares the stage's own options (--block, --tile, ...) on the command line.
+  std::string summary; ///< one sentence for `--help`
+  /// Declares the stage's own options (`--block`, `--tile`, ...) on the command line.
   std::function<void(CommandLine&)> add_options;
   /// Plans the launch for a problem; throws UsageError when the stage cannot launch it.
   std::function<MatmulLaunch(const MatmulShape&)> plan;

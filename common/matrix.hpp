@@ -8,7 +8,12 @@
 namespace cs {
 
 /// Which input a generated matrix is, so A and B drawn from one seed still differ.
-enum class Operand : std::uint64_t { kA = 1, kB = 2, kX = 3, kY = 4 };
+enum class Operand : std::uint64_t {
+  kA = 1, ///< A of a matrix product
+  kB = 2, ///< B of a matrix product
+  kX = 3, ///< x of a dot product
+  kY = 4, ///< y of a dot product
+};
 
 /// A rows × cols row-major matrix of floats uniform in [-1, 1), reproducible from @p seed.
 ///

@@ -21,7 +21,7 @@ namespace cs {
 
 /// What a check found. Printed by Report; one per measured variant.
 struct CheckResult {
-  bool checked = false;              ///< false when the check was skipped (--check=none)
+  bool checked = false;              ///< false when the check was skipped (`--check=none`)
   bool passed = false;               ///< every scanned and compared element was acceptable
   std::string mode;                  ///< "full", "sample", "exact", "none", ...
   std::int64_t compared = 0;         ///< elements compared with the reference
