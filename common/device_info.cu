@@ -30,12 +30,26 @@ int fp32_lanes_per_sm(int major, int minor) {
   }
 }
 
+// The numbers no_gpu_message() compares with are the runtime's own.
+static_assert(kProbeStubLibrary == cudaErrorStubLibrary, "cudaErrorStubLibrary moved");
+static_assert(kProbeInsufficientDriver == cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver moved");
+static_assert(kProbeNoDevice == cudaErrorNoDevice, "cudaErrorNoDevice moved");
+
 DeviceInfo pick_device(int index) {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "SKIP: no usable CUDA GPU (%s); this stage needs one, stage 01 runs anywhere\n",
-                 error != cudaSuccess ? cudaGetErrorString(error) : "no device found");
+    // Ask what little the runtime can tell without a device: the driver's CUDA version (0: none
+    // installed) and its own, then say which of the reasons it is.
+    GpuProbe probe;
+    if (cudaDriverGetVersion(&probe.driver_version) != cudaSuccess) probe.driver_version = -1;
+    if (cudaRuntimeGetVersion(&probe.runtime_version) != cudaSuccess) probe.runtime_version = CUDART_VERSION;
+    probe.error = error;
+    probe.error_name = cudaGetErrorName(error);
+    probe.error_text = cudaGetErrorString(error);
+    probe.device_count = error == cudaSuccess ? count : 0;
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) probe.visible_devices = visible;
+    std::fprintf(stderr, "%s\n", no_gpu_message(probe).c_str());
     std::exit(kExitNoGpu);
   }
   if (index >= count) {

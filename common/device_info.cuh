@@ -1,5 +1,6 @@
 /// @file device_info.cuh
-/// @brief Picking the GPU, printing what it is, and its theoretical peaks.
+/// @brief Picking the GPU (or saying exactly why there is none), printing what it is, and its
+/// theoretical peaks.
 ///
 /// The original tutorial's printDeviceProp/InitCUDA for today's CUDA: clock rates come from
 /// `cudaDeviceGetAttribute`, since `cudaDeviceProp::clockRate` and `memoryClockRate` were removed in
@@ -7,9 +8,73 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace cs {
+
+/// What the CUDA runtime says before any device is touched: the input of no_gpu_message().
+/// Plain numbers, so that the message can be tested on any machine, without CUDA.
+struct GpuProbe {
+  int driver_version = 0;  ///< cudaDriverGetVersion: newest CUDA the driver supports, 1000 x major + 10 x
+                           ///< minor; 0 when no driver is installed, -1 when it could not be asked
+  int runtime_version = 0; ///< cudaRuntimeGetVersion: the CUDA runtime this program was built with
+  int error = 0;           ///< what cudaGetDeviceCount returned (a cudaError_t; 0 is cudaSuccess)
+  std::string error_name;  ///< cudaGetErrorName(error), e.g. "cudaErrorSystemNotReady"
+  std::string error_text;  ///< cudaGetErrorString(error), e.g. "system not yet initialized"
+  int device_count = 0;    ///< the devices cudaGetDeviceCount found (read only when error is 0)
+  std::optional<std::string> visible_devices; ///< CUDA_VISIBLE_DEVICES, when it is set (even empty)
+};
+
+/// cudaErrorStubLibrary: the CUDA toolkit's stub libcuda was loaded, not a driver. This and the
+/// next two are the cudaError_t values no_gpu_message() tells apart, as plain numbers
+/// (device_info.cu checks them against the CUDA headers).
+inline constexpr int kProbeStubLibrary = 34;
+/// cudaErrorInsufficientDriver: no driver, or one older than the runtime.
+inline constexpr int kProbeInsufficientDriver = 35;
+/// cudaErrorNoDevice: a driver, but no device that it shows this process.
+inline constexpr int kProbeNoDevice = 100;
+
+/// A CUDA version number as text: 12040 -> "12.4", 13000 -> "13.0".
+inline std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+/// Why there is no usable GPU, as the one line a stage prints before it exits 77, or "" when
+/// there is one. The line starts `SKIP: no usable CUDA GPU: ` (scripts and CTest match that) and
+/// names one reason (docs/troubleshooting.md has a row for each):
+///   - the toolkit's stub driver library loaded instead of a driver (cudaErrorStubLibrary);
+///   - no NVIDIA driver at all (driver version 0);
+///   - a driver too old for this program's runtime (cudaErrorInsufficientDriver), both versions;
+///   - a driver but no device (cudaErrorNoDevice, or no error and none counted), and
+///     CUDA_VISIBLE_DEVICES when it is set, since it may be what hides them;
+///   - any other error, by name and text, with both versions.
+inline std::string no_gpu_message(const GpuProbe& probe) {
+  if (probe.error == 0 && probe.device_count > 0) return "";
+  const std::string prefix = "SKIP: no usable CUDA GPU: ";
+  const std::string runtime = "CUDA " + cuda_version_text(probe.runtime_version);
+  const std::string driver =
+      probe.driver_version < 0 ? "unknown" : "CUDA " + cuda_version_text(probe.driver_version);
+  if (probe.error == kProbeStubLibrary)
+    return prefix + "the libcuda loaded is the CUDA toolkit's stub, not a driver: take the toolkit's " +
+           "stubs directory off the library path (LD_LIBRARY_PATH)";
+  if (probe.driver_version == 0)
+    return prefix + "no NVIDIA driver found on this machine (stage 01 runs without one)";
+  if (probe.driver_version > 0 && probe.error == kProbeInsufficientDriver &&
+      probe.driver_version < probe.runtime_version)
+    return prefix + "the NVIDIA driver supports up to " + driver + ", this program needs " + runtime +
+           ": update the driver";
+  if (probe.driver_version > 0 && (probe.error == kProbeNoDevice || probe.error == 0)) {
+    const std::string none = prefix + "the NVIDIA driver (" + driver + ") reports no CUDA device";
+    if (!probe.visible_devices) return none;
+    if (probe.visible_devices->empty())
+      return none + ": CUDA_VISIBLE_DEVICES is set but empty, which hides them all";
+    return none + " among CUDA_VISIBLE_DEVICES=\"" + *probe.visible_devices +
+           "\", which hides every device it does not name";
+  }
+  return prefix + "cudaGetDeviceCount failed with " + probe.error_name + " (" + probe.error_text +
+         "); driver " + driver + ", runtime " + runtime;
+}
 
 /// What the stages need to know about the GPU they run on.
 struct DeviceInfo {
@@ -40,8 +105,9 @@ struct DeviceInfo {
 /// throughput table); 0 for an architecture this table does not know.
 int fp32_lanes_per_sm(int major, int minor);
 
-/// Picks device @p index and reads its properties. With no usable GPU or driver, prints one line
-/// and exits 77 (kExitNoGpu); an index past the last device is bad input (exit 2).
+/// Picks device @p index and reads its properties. With no usable GPU or driver, prints the line
+/// no_gpu_message() makes on stderr and exits 77 (kExitNoGpu); an index past the last device is
+/// bad input (exit 2).
 DeviceInfo pick_device(int index);
 
 /// Prints the device's properties and derived peaks (the original tutorial's printDeviceProp).

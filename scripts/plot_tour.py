@@ -5,15 +5,35 @@ python3 with matplotlib is installed.
 Left: GFLOP/s of the matrix-multiply stages (every stage whose unit is GFLOP/s, in tour order)
 against the last one's yardstick (cuBLAS), log scale. Then one panel per bandwidth stage (GB/s):
 its variants against their ceilings (cudaMemcpy device-to-device, cublasSdot) and the device's
-theoretical peak.
+theoretical peak. The title names the colours drawn, when there are several; the stages that did not run (each
+--skipped "STAGE|REASON", as the tour passes them) are named under the plot with their reason.
+
+usage: plot_tour.py tour.json tour.png [--skipped "STAGE|REASON"]...
 """
+import argparse
 import json
 import sys
+import textwrap
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+# What each bar colour stands for, named in the title only when such a bar is drawn.
+COLORS = {
+    "tab:blue": "blue: matrix-multiply variants",
+    "tab:green": "green: bandwidth variants",
+    "tab:orange": "orange: the library yardstick, measured in the same run",
+}
+# Panel titles of the bandwidth stages; a stage not named here is titled by its directory name.
+TITLES = {"05_transpose": "Transpose", "06_dot_reduction": "Dot product"}
+
+
+def value_text(v):
+    """A bar's value: whole numbers with separators from 100 up, three significant digits below."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
 def bars(ax, labels, values, colors, title, unit, log=False, peak=None):
@@ -23,21 +43,54 @@ def bars(ax, labels, values, colors, title, unit, log=False, peak=None):
     ax.set_xticklabels(labels, rotation=40, ha="right", fontsize=8)
     ax.set_title(title, fontsize=10)
     ax.set_ylabel(unit)
+    top = max(values + ([peak] if peak else []))
     if log:
         ax.set_yscale("log")
+        # Plain numbers on the axis; 1-2-5 steps when the bars span less than three decades.
+        span = top / min(values)
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0,) if span > 1000 else (1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: ""))
+        ax.set_ylim(min(values) / 1.5, top * 2.0)  # room for the value above the tallest bar
+    else:
+        ax.set_ylim(0, top * 1.12)
     if peak:
         ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
         ax.text(len(labels) - 0.5, peak, "theoretical peak", ha="right", va="bottom", fontsize=7,
                 color="gray")
     for x, v in zip(positions, values):
-        ax.text(x, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=7)
+        ax.text(x, v, value_text(v), ha="center", va="bottom", fontsize=7)
 
 
-# Panel titles of the bandwidth stages; a stage not named here is titled by its directory name.
-TITLES = {"05_transpose": "Transpose", "06_dot_reduction": "Dot product"}
+def stage_list(stages):
+    """Stages by number, consecutive ones as a range: "stages 02-06, 08"; by name when unnumbered."""
+    numbers = [s[:2] for s in stages]
+    if not all(n.isdigit() for n in numbers):
+        return ", ".join(stages)
+    runs = []
+    for n in numbers:
+        if runs and int(n) == int(runs[-1][1]) + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    text = ", ".join(first if first == last else f"{first}-{last}" for first, last in runs)
+    return ("stage " if len(stages) == 1 else "stages ") + text
 
 
-def main(source, target):
+def skipped_note(skipped, width):
+    """The stages that did not run, grouped by the reason they gave, wrapped to width characters."""
+    reasons = {}
+    for entry in skipped:
+        stage, _, reason = entry.partition("|")
+        reasons.setdefault(reason or "no reason given", []).append(stage)
+    lines = []
+    for reason, stages in reasons.items():
+        text = f"Not run here, {stage_list(stages)}: {reason}"
+        lines += textwrap.wrap(text, width, subsequent_indent="    ")
+    return "\n".join(lines)
+
+
+def main(source, target, skipped):
     with open(source) as f:
         stages = json.load(f)
     panels = []
@@ -58,11 +111,14 @@ def main(source, target):
                 values.append(yardstick["rate"])
                 colors.append("tab:orange")
                 break
-        panels.append((labels, values, colors, "Matrix multiply (log scale)", "GFLOP/s", True, None))
+        if values:
+            panels.append((labels, values, colors, "Matrix multiply (log scale)", "GFLOP/s", True, None))
     for s in stages:
         if s["unit"] != "GB/s":
             continue
         measured = [v for v in s["variants"] if v["rate"] is not None]
+        if not measured:
+            continue
         labels = [v["name"] for v in measured]
         values = [v["rate"] for v in measured]
         colors = ["tab:orange" if v["yardstick"] else "tab:green" for v in measured]
@@ -76,19 +132,34 @@ def main(source, target):
     if not panels:
         print("plot: nothing to plot", file=sys.stderr)
         return 1
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6))
-    if len(panels) == 1:
-        axes = [axes]
-    for ax, panel in zip(axes, panels):
+
+    # Each panel as wide as its bars need (about 0.45 inch a bar, 3 inches at least); the figure
+    # at least 7 inches, so that the title and the note fit.
+    widths = [max(3.0, 0.45 * len(panel[0]) + 1.2) for panel in panels]
+    fig_width = max(7.0, sum(widths))
+    fig, axes = plt.subplots(1, len(panels), figsize=(fig_width, 4.8),
+                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    for ax, panel in zip(axes[0], panels):
         bars(ax, *panel)
-    fig.suptitle("cuda-stages tour (orange: the library yardstick, measured in the same run)",
-                 fontsize=10)
+    # The colours, named when there are several to tell apart.
+    drawn = {color for panel in panels for color in panel[2]}
+    legend = "; ".join(text for color, text in COLORS.items() if color in drawn)
+    fig.suptitle(f"cuda-stages tour\n{legend}" if len(drawn) > 1 else "cuda-stages tour", fontsize=10)
+    chars = int(fig_width * 13)  # characters of 8-point text a line of the figure holds
+    if skipped:
+        note = skipped_note(skipped, chars)
+        fig.text(0.01, 0.0, note, ha="left", va="top", fontsize=8, color="dimgray")
     fig.tight_layout()
-    fig.savefig(target, dpi=110)
+    # bbox_inches="tight" grows the picture to whatever lies outside the axes: the title, the note.
+    fig.savefig(target, dpi=110, bbox_inches="tight", pad_inches=0.15)
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot_tour.py tour.json tour.png")
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    parser = argparse.ArgumentParser(description="Plots the tour's results.")
+    parser.add_argument("source", help="tour.json, written by scripts/tour.sh")
+    parser.add_argument("target", help="the PNG to write")
+    parser.add_argument("--skipped", action="append", default=[], metavar="STAGE|REASON",
+                        help="a stage that did not run and the reason it gave (repeatable)")
+    args = parser.parse_args()
+    sys.exit(main(args.source, args.target, args.skipped))

@@ -4,8 +4,10 @@
 #
 # Writes <results-dir>/tour.json (every stage's --json object, in one array), tour.csv (one row per
 # variant), tour.txt (the table) and, where python3 with matplotlib is installed, tour.png. The
-# reports are read by CMake's JSON parser (scripts/read_report.cmake). Exit status: 0 when every
-# stage that ran passed (a stage skipped for want of a GPU counts as passed), 1 otherwise.
+# reports are read by CMake's JSON parser (scripts/read_report.cmake). A stage that finds no usable
+# GPU exits 77 with one line `SKIP: no usable CUDA GPU: <reason>`; the tour lists it as skipped and
+# keeps the reason it gave, under the table and in the plot. Exit status: 0 when every stage that ran
+# passed (a stage skipped for want of a GPU counts as passed), 1 otherwise.
 set -u
 export LC_ALL=C # a decimal point in printf and awk, whatever the locale
 build=${1:?usage: tour.sh <build-dir> [results-dir]}
@@ -45,7 +47,7 @@ csv_number() { [[ $1 == - ]] || printf '%.6g' "$1"; }
 csv=$results/tour.csv
 echo "stage,variant,what,size,median_ms,rate,unit,pct_peak,pct_yardstick,yardstick,check" >"$csv"
 # One table row per stage: stage|changed|variant|size|ms|rate|unit|% lib|% peak|result
-rows=() json_objects=() skipped=() failed=0 index=0
+rows=() json_objects=() skipped=() skip_reasons=() failed=0 index=0
 for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
   index=$((index + 1))
@@ -56,7 +58,10 @@ for entry in "${plan[@]}"; do
   output=$("$exe" $args --json 2>&1)
   code=$?
   if ((code == 77)); then
+    # The stage's own words: which of the no-GPU reasons it is (common/device_info.cuh).
+    reason=$(grep -m1 '^SKIP: ' <<<"$output") || reason="SKIP: exit 77 without a SKIP: line"
     skipped+=("$stage")
+    skip_reasons+=("${reason#SKIP: }")
     rows+=("$stage|$changed|-|-|-|-||-|-|SKIPPED")
     continue
   fi
@@ -107,6 +112,17 @@ line="%-${stage_width}s %-${changed_width}s %-${variant_width}s %-15s %10s %15s 
     printf "$line" "$stage" "$changed" "$variant" "$size" "$ms" "$rate $unit" "$speedup" "$pct_lib" "$pct_peak" "$result"
     [[ $unit == GFLOP/s ]] && prev_rate=$rate prev_unit=$unit
   done
+  # Why the skipped stages did not run, in their words: once when they all say the same.
+  if ((${#skipped[@]})); then
+    echo
+    distinct=$(printf '%s\n' "${skip_reasons[@]}" | sort -u | wc -l)
+    if ((${#skipped[@]} > 1 && distinct == 1)); then
+      echo "SKIPPED, all ${#skipped[@]}: ${skip_reasons[0]}"
+    else
+      for i in "${!skipped[@]}"; do echo "SKIPPED ${skipped[$i]}: ${skip_reasons[$i]}"; done
+    fi
+    echo "(docs/troubleshooting.md says what each reason means and what to do)"
+  fi
 } | tee "$results/tour.txt"
 
 # Every stage's JSON object, as one array.
@@ -121,16 +137,15 @@ line="%-${stage_width}s %-${changed_width}s %-${variant_width}s %-15s %10s %15s 
 
 echo
 echo "results: $results/tour.json, $results/tour.csv, $results/tour.txt"
-if ((${#skipped[@]})); then
-  echo "No usable CUDA GPU here, so ${#skipped[@]} GPU stage(s) did not run (${skipped[*]})."
-  echo "Stage 01 needs no GPU; run the tour on a machine with an NVIDIA GPU and its driver for the rest."
-fi
 # The plot: the first python3 that has matplotlib (the system's, /usr/bin/python3, may have it when
-# the one on the PATH does not).
+# the one on the PATH does not). It names the skipped stages and their reasons too.
+skipped_args=()
+for i in "${!skipped[@]}"; do skipped_args+=(--skipped "${skipped[$i]}|${skip_reasons[$i]}"); done
 plotted=0
 for python in python3 /usr/bin/python3; do
   if command -v "$python" >/dev/null 2>&1 && "$python" -c 'import matplotlib' >/dev/null 2>&1; then
-    "$python" "$here/plot_tour.py" "$results/tour.json" "$results/tour.png" && echo "plot: $results/tour.png"
+    "$python" "$here/plot_tour.py" "$results/tour.json" "$results/tour.png" ${skipped_args[@]+"${skipped_args[@]}"} &&
+      echo "plot: $results/tour.png"
     plotted=1
     break
   fi

@@ -1,7 +1,8 @@
 // Unit tests of common/: the generator, the comparison, the reference, the parser, the timing
-// summary. Each case is its own CTest test: `test_common <case>`. No framework: a failed EXPECT
-// prints the condition and the case fails with exit code 1.
+// summary, the no-GPU message. Each case is its own CTest test: `test_common <case>`. No
+// framework: a failed EXPECT prints the condition and the case fails with exit code 1.
 #include "cli.hpp"
+#include "device_info.cuh" // no_gpu_message() is host code: it needs no CUDA to build or run
 #include "matrix.hpp"
 #include "report.hpp"
 #include "verify.hpp"
@@ -281,6 +282,90 @@ void timing_summary_median() {
   EXPECT(std::fabs(cs::matmul_gflops({1000, 1000, 1000}, 1.0) - 2000.0) < 1e-9);
 }
 
+// What the runtime reports on a machine without a usable GPU: runtime 13.0, the error and the
+// driver version of each case set by the test.
+cs::GpuProbe probe(int driver_version, int error, const char* error_name = "", const char* error_text = "") {
+  cs::GpuProbe p;
+  p.driver_version = driver_version;
+  p.runtime_version = 13000;
+  p.error = error;
+  p.error_name = error_name;
+  p.error_text = error_text;
+  return p;
+}
+const char* const kInsufficient = "cudaErrorInsufficientDriver";
+const char* const kInsufficientText = "CUDA driver version is insufficient for CUDA runtime version";
+
+void no_gpu_message_usable_gpu_and_versions() {
+  cs::GpuProbe usable = probe(13000, 0);
+  usable.device_count = 1;
+  EXPECT(cs::no_gpu_message(usable).empty());
+  EXPECT(cs::cuda_version_text(12040) == "12.4");
+  EXPECT(cs::cuda_version_text(13000) == "13.0");
+  EXPECT(cs::cuda_version_text(13010) == "13.1");
+  EXPECT(cs::cuda_version_text(11080) == "11.8");
+}
+
+void no_gpu_message_no_driver() {
+  // cudaDriverGetVersion gives 0 when no driver is installed; the error is the same as for an
+  // old driver, so the version tells the two apart.
+  cs::GpuProbe none = probe(0, cs::kProbeInsufficientDriver, kInsufficient, kInsufficientText);
+  const std::string expected =
+      "SKIP: no usable CUDA GPU: no NVIDIA driver found on this machine (stage 01 runs without one)";
+  EXPECT(cs::no_gpu_message(none) == expected);
+  none.visible_devices = "";
+  EXPECT(cs::no_gpu_message(none) == expected); // no driver: the variable is beside the point
+  // The toolkit's stub libcuda on the library path also reads as version 0, with an error of its own.
+  const cs::GpuProbe stub =
+      probe(0, cs::kProbeStubLibrary, "cudaErrorStubLibrary", "CUDA driver is a stub library");
+  EXPECT(cs::no_gpu_message(stub) ==
+         "SKIP: no usable CUDA GPU: the libcuda loaded is the CUDA toolkit's stub, not a driver: take the "
+         "toolkit's stubs directory off the library path (LD_LIBRARY_PATH)");
+}
+
+void no_gpu_message_old_driver() {
+  const cs::GpuProbe old = probe(12040, cs::kProbeInsufficientDriver, kInsufficient, kInsufficientText);
+  EXPECT(
+      cs::no_gpu_message(old) ==
+      "SKIP: no usable CUDA GPU: the NVIDIA driver supports up to CUDA 12.4, this program needs CUDA 13.0: "
+      "update the driver");
+  // The same error from a driver that is not older is not blamed on its age: the error by name.
+  const cs::GpuProbe same = probe(13000, cs::kProbeInsufficientDriver, kInsufficient, kInsufficientText);
+  EXPECT(cs::no_gpu_message(same) ==
+         "SKIP: no usable CUDA GPU: cudaGetDeviceCount failed with cudaErrorInsufficientDriver (CUDA driver "
+         "version is insufficient for CUDA runtime version); driver CUDA 13.0, runtime CUDA 13.0");
+}
+
+void no_gpu_message_no_device() {
+  const std::string expected =
+      "SKIP: no usable CUDA GPU: the NVIDIA driver (CUDA 13.0) reports no CUDA device";
+  EXPECT(cs::no_gpu_message(probe(13000, cs::kProbeNoDevice, "cudaErrorNoDevice")) == expected);
+  EXPECT(cs::no_gpu_message(probe(13000, 0)) == expected); // no error, but none counted
+}
+
+void no_gpu_message_visible_devices() {
+  cs::GpuProbe hidden = probe(13000, cs::kProbeNoDevice, "cudaErrorNoDevice");
+  hidden.visible_devices = "";
+  EXPECT(cs::no_gpu_message(hidden) ==
+         "SKIP: no usable CUDA GPU: the NVIDIA driver (CUDA 13.0) reports no CUDA device: "
+         "CUDA_VISIBLE_DEVICES is set but empty, which hides them all");
+  hidden.visible_devices = "7";
+  EXPECT(cs::no_gpu_message(hidden) ==
+         "SKIP: no usable CUDA GPU: the NVIDIA driver (CUDA 13.0) reports no CUDA device among "
+         "CUDA_VISIBLE_DEVICES=\"7\", which hides every device it does not name");
+}
+
+void no_gpu_message_other_error() {
+  const cs::GpuProbe other = probe(13000, 802, "cudaErrorSystemNotReady", "system not yet initialized");
+  EXPECT(cs::no_gpu_message(other) ==
+         "SKIP: no usable CUDA GPU: cudaGetDeviceCount failed with cudaErrorSystemNotReady (system not yet "
+         "initialized); driver CUDA 13.0, runtime CUDA 13.0");
+  // A driver that could not be asked is not taken for a missing one.
+  const cs::GpuProbe unknown = probe(-1, cs::kProbeInsufficientDriver, kInsufficient, kInsufficientText);
+  EXPECT(cs::no_gpu_message(unknown).find("failed with cudaErrorInsufficientDriver") != std::string::npos);
+  EXPECT(cs::no_gpu_message(unknown).find("driver unknown, runtime CUDA 13.0") != std::string::npos);
+}
+
 const std::map<std::string, std::function<void()>> kCases = {
 #define CASE(name) \
   { #name, name }
@@ -303,6 +388,12 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(parser_size_and_dims),
     CASE(parser_help),
     CASE(timing_summary_median),
+    CASE(no_gpu_message_usable_gpu_and_versions),
+    CASE(no_gpu_message_no_driver),
+    CASE(no_gpu_message_old_driver),
+    CASE(no_gpu_message_no_device),
+    CASE(no_gpu_message_visible_devices),
+    CASE(no_gpu_message_other_error),
 #undef CASE
 };
 

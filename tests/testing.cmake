@@ -7,6 +7,12 @@
 #                    compute-sanitizer is found); also skipped without a GPU
 
 find_program(CUDA_STAGES_COMPUTE_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
+if(NOT CUDA_STAGES_COMPUTE_SANITIZER)
+  # Said at configure time, since `ctest -L sanitizer` then finds no test and exits 0.
+  message(NOTICE "cuda-stages: compute-sanitizer not found: the sanitizer tests (label sanitizer) are not\n"
+                 "  registered, and `ctest -L sanitizer` finds none. Install compute-sanitizer (part of the\n"
+                 "  CUDA toolkit), or pass -DCUDA_STAGES_COMPUTE_SANITIZER=/path/to/compute-sanitizer.")
+endif()
 set(CUDA_STAGES_NO_GPU_REGEX "SKIP: no usable CUDA GPU")
 
 # cs_add_stage_executable(<target> <source>): a stage program, run by the tour.
