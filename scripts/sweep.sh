@@ -94,7 +94,7 @@ run_options() {
 
 # ---- The runs. Figures per "stage size" key: rate, % of cuBLAS, cuBLAS rate, verdict.
 declare -A rate pct cublas verdict
-json_objects=() skipped=() failed=0
+json_objects=() skipped=() failed=0 skip_reason=""
 total=$((${#list[@]} * $(wc -w <<<"$sizes"))) index=0
 for stage in "${list[@]}"; do
   for n in $sizes; do
@@ -112,6 +112,8 @@ for stage in "${list[@]}"; do
     if ((code == 77)); then
       skipped+=("$stage")
       verdict[$key]=SKIPPED
+      # The stage's own reason (no driver, an old one, no device ...), the first one given.
+      [[ -n $skip_reason ]] || skip_reason=$(grep -m1 '^SKIP:' <<<"$output" | sed 's/^SKIP: //')
       continue
     fi
     json=$(grep '^{"stage"' <<<"$output" | tail -n 1) # the report's JSON line
@@ -171,7 +173,8 @@ cell() {
 
 # No GPU: every stage exited 77, so there is nothing to tabulate.
 if ((${#json_objects[@]} == 0 && ${#skipped[@]} == ${#list[@]})); then
-  echo "sweep: skipped, no usable CUDA GPU here (every stage exited 77); run it on a machine with an NVIDIA GPU"
+  echo "sweep: skipped, every stage exited 77: ${skip_reason:-no usable CUDA GPU}"
+  echo "(docs/troubleshooting.md says what each reason means and what to do)"
   exit 0
 fi
 
@@ -222,7 +225,7 @@ if ((${#broken[@]})); then
   printf 'failed: %s\n' "${broken[@]}"
 fi
 if ((${#skipped[@]})); then
-  echo "skipped: ${skipped[*]} (exit 77: no usable CUDA GPU here; the sweep needs an NVIDIA GPU and its driver)"
+  echo "skipped: ${skipped[*]} (exit 77: ${skip_reason:-no usable CUDA GPU})"
 fi
 # The plot: the first python3 that has matplotlib (the system's may have it when the PATH's does not).
 if ((${#json_objects[@]})); then
