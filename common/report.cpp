@@ -74,6 +74,11 @@ const char* verdict(const CheckResult& c) {
   return c.passed ? "PASS" : "FAIL";
 }
 
+// @p text right-aligned in @p width columns, as printf's "%<width>s" would print it.
+std::string pad(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
 } // namespace
 
 int Report::finish(const RunOptions& run) const {
@@ -87,17 +92,20 @@ int Report::finish(const RunOptions& run) const {
   }
   const std::string result = !all_passed ? "FAIL" : (any_unchecked ? "UNCHECKED" : "PASS");
 
-  // The readable table.
-  std::printf("\n%-14s %11s %21s %10s %7s %9s %10s  %s\n", "variant", "median ms", "min..max ms",
-              unit_.c_str(), "% peak", yardstick_.empty() ? "" : ("% " + yardstick_).c_str(), "max err",
-              "check");
+  // The readable table; the "% <yardstick>" column only where there is a yardstick (not stage 01).
+  const bool has_yardstick = !yardstick_.empty();
+  const auto yardstick_cell = [&](const std::string& text) {
+    return has_yardstick ? " " + pad(text, 9) : "";
+  };
+  std::printf("\n%-14s %11s %21s %10s %7s%s %10s  %s\n", "variant", "median ms", "min..max ms", unit_.c_str(),
+              "% peak", yardstick_cell("% " + yardstick_).c_str(), "max err", "check");
   for (const Measurement& m : rows_) {
     const std::string spread =
         format_number(m.time.min_ms, "%.4g") + ".." + format_number(m.time.max_ms, "%.4g");
-    std::printf("%-14s %11s %21s %10s %7s %9s %10s  %s\n", m.name.c_str(),
+    std::printf("%-14s %11s %21s %10s %7s%s %10s  %s\n", m.name.c_str(),
                 format_number(m.time.median_ms, "%.4g").c_str(), spread.c_str(),
                 format_number(m.rate, "%.1f").c_str(), format_number(m.pct_peak, "%.1f").c_str(),
-                format_number(m.pct_yardstick, "%.1f").c_str(),
+                yardstick_cell(format_number(m.pct_yardstick, "%.1f")).c_str(),
                 m.check.checked ? format_number(m.check.max_rel_error, "%.1e").c_str() : "-",
                 m.is_yardstick && !m.check.checked ? "(yardstick)" : verdict(m.check));
   }
