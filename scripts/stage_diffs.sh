@@ -5,7 +5,9 @@
 #   <!-- stage-diff: 02_naive_kernel/main.cu 03_multiblock/main.cu -->
 #   ...generated, never edited by hand...
 #   <!-- /stage-diff -->
-# `scripts/stage_diffs.sh` rewrites what is between them with `diff -u` of the two files;
+# `scripts/stage_diffs.sh` rewrites what is between them with `diff -u` of the two files, and the
+# count in "<N> lines removed or added in all" (as `diff A B | grep -c '^[<>]'` counts them) where
+# the chapter has that phrase and one diff;
 # `scripts/stage_diffs.sh --check` changes nothing and fails when any chapter is stale (a CTest
 # test runs it).
 set -euo pipefail
@@ -15,6 +17,7 @@ check=0
 
 render() { # chapter -> the chapter with every marked block regenerated, on stdout
   local chapter=$1 line inside=0
+  blocks=0 changed=0 # read after the call: how many diffs, and the lines of the last one
   while IFS= read -r line || [[ -n $line ]]; do
     if [[ $line =~ ^\<\!--\ stage-diff:\ ([^ ]+)\ ([^ ]+)\ --\>$ ]]; then
       printf '%s\n' "$line"
@@ -23,6 +26,8 @@ render() { # chapter -> the chapter with every marked block regenerated, on stdo
         "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}") || true
       printf '```\n'
       inside=1
+      blocks=$((blocks + 1))
+      changed=$(cd "$root" && diff "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" | grep -c '^[<>]' || true)
     elif [[ $line == '<!-- /stage-diff -->' ]]; then
       printf '%s\n' "$line"
       inside=0
@@ -37,6 +42,10 @@ for chapter in "$root"/[0-9][0-9]_*/README.md; do
   grep -q '^<!-- stage-diff: ' "$chapter" || continue
   fresh=$(mktemp)
   render "$chapter" >"$fresh"
+  # One diff in the chapter: the prose's count of its lines is that diff's.
+  if ((blocks == 1)); then
+    sed -i -E "s/[0-9]+ lines removed or added in all/$changed lines removed or added in all/" "$fresh"
+  fi
   if ! cmp -s "$fresh" "$chapter"; then
     if ((check)); then
       echo "stale: ${chapter#"$root"/} (run scripts/stage_diffs.sh)"
