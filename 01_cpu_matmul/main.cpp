@@ -15,6 +15,7 @@
 #include "report.hpp"
 #include "verify.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -102,18 +103,30 @@ int main(int argc, char** argv) {
               static_cast<long long>(shape.k), static_cast<long long>(shape.n), run.reps);
 
   // 3. Time both loop orders on the same inputs; verify each against the double reference.
-  const cs::Measurement ijk =
-      run_loop("ijk", "textbook order: B read down a column", matmul_ijk, a, b, shape, run);
-  const cs::Measurement ikj =
+  cs::Measurement ijk = run_loop("ijk", "textbook order: B read down a column", matmul_ijk, a, b, shape, run);
+  cs::Measurement ikj =
       run_loop("ikj", "inner loops swapped: B read along a row", matmul_ikj, a, b, shape, run);
 
-  // 4. Report. The headline is i-k-j; the speed-up is the lesson.
+  // 4. Report. The headline is i-k-j; the speed-up is the lesson. A wrong result can be produced at
+  //    any speed, so a loop that fails its check gets no rate, and then no speed-up is claimed.
+  std::string failed;
+  for (cs::Measurement* m : {&ijk, &ikj}) {
+    if (!m->check.checked || m->check.passed) continue;
+    m->rate = NAN;
+    failed += (failed.empty() ? "" : " and ") + m->name;
+  }
   cs::Report report("01_cpu_matmul", cs::to_string(shape), "GFLOP/s", "");
   report.add(ijk);
   report.add(ikj);
-  const double speedup = ijk.time.median_ms / ikj.time.median_ms;
-  std::printf("\ni-k-j is %.1fx faster than i-j-k: same arithmetic, different memory access order\n",
-              speedup);
-  report.add_field("speedup_ikj_over_ijk", cs::format_number(speedup, "%.2f"));
+  if (!failed.empty()) {
+    std::printf(
+        "\n%s failed its check: no speed is compared, since a wrong result says nothing about speed\n",
+        failed.c_str());
+  } else {
+    const double speedup = ijk.time.median_ms / ikj.time.median_ms;
+    std::printf("\ni-k-j is %.1fx faster than i-j-k: same arithmetic, different memory access order\n",
+                speedup);
+    report.add_field("speedup_ikj_over_ijk", cs::format_number(speedup, "%.2f"));
+  }
   return report.finish(run);
 }

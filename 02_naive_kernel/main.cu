@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-/// Stage 02's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage02 {
 
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).
@@ -37,7 +37,7 @@ template <typename Index>
 __global__ void matmul_naive(const float* a, const float* b, float* c, Index m, Index n, Index k,
                              long long* block_stamps) {
   cs::stamp_block_start(block_stamps);
-  // LAB 02.kernel: thread idx computes C[idx / n][idx % n] with stage 01's k-loop, if it lies in C
+  // LAB 02.kernel: thread idx of the grid computes element idx of C (row-major), if in C: stage 01's k-loop
   const Index idx = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
   const Index row = idx / n;
   const Index col = idx % n;

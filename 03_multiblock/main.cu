@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-/// Stage 03's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage03 {
 
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).
@@ -62,10 +62,13 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
                       "rows x columns of the tile of C a block owns, one thread each");
 }
 
-/// Plans the launch: ceil(n / cols) x ceil(m / rows) blocks of cols x rows threads, columns of C
-/// along x and rows along y (at most 65535 along y, the rest along z).
+/// Plans the launch: blocks of cols x rows threads, columns of C along x and rows along y (at most
+/// 65535 along y, the rest along z).
+/// <!-- LAB-ANSWER 03.grid: How many blocks, along x and along y, cover C? -->
+/// The grid is ceil(n / cols) x ceil(m / rows) blocks.
+/// <!-- END LAB-ANSWER -->
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
-  // LAB 03.grid: enough blocks to cover C: its columns along x, its rows along y, the last ones partly
+  // LAB 03.grid: enough blocks to cover C: columns along x, rows along y; the last ones may overhang C
   // LAB-STUB: const std::int64_t blocks_x = 1;
   // LAB-STUB: const std::int64_t blocks_y = 1;
   const std::int64_t blocks_x = (shape.n + options.block_cols - 1) / options.block_cols;

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-// Stage 04's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage04 {
 
 /// C = A·B with one thread per element of C (A is m×k, B is k×n, C is m×n, all row-major).

@@ -17,11 +17,14 @@
 //   tiled         a 32 x 32 shared tile: 32-way bank conflicts          05_transpose --kernel tiled
 //   tiled_padded  a 32 x 33 shared tile: no bank conflicts              05_transpose --kernel tiled_padded
 //   padded_64x32  a 64 x 33 tile, 32 x 8 threads, eight elements each   05_transpose --kernel padded_64x32
+// --plan prints each variant's grid, block, shared memory and accesses per element, and exits
+// without touching a GPU.
 /// @file
 /// @brief Stage 05: transposes from naive to a padded shared tile (chapter: 05_transpose/README.md).
 #include "cli.hpp"
 #include "cuda_check.cuh"
 #include "device_info.cuh"
+#include "exit_codes.hpp"
 #include "gpu_timer.cuh"
 #include "matrix.hpp"
 #include "report.hpp"
@@ -217,12 +220,13 @@ using TransposeKernel = void (*)(const float* in, float* out, int width, int hei
 
 /// One variant of the chapter: a kernel and the shape it is launched with, or the yardstick.
 struct Variant {
-  const char* name;       ///< short name, also the value of --kernel
+  const char* name;       ///< short name, also the value of `--kernel`
   TransposeKernel kernel; ///< nullptr for the cudaMemcpy yardstick
   dim3 threads;           ///< threads per block
   int tile_rows;          ///< input rows one block covers
   int tile_cols;          ///< input columns one block covers
   bool transposes;        ///< false: a copy, checked against the input itself
+  int shared_floats;      ///< floats of shared memory per block: the tile the block turns, if any
   const char* what;       ///< what it is or what it changes
 
   /// The cudaMemcpy yardstick: it always runs, and never fails the run.
@@ -233,38 +237,63 @@ struct Variant {
 /// The variants, in the order the chapter tells them. The yardstick comes first so that every
 /// kernel can be given as a percentage of it.
 const Variant kVariants[] = {
-  // name           kernel                  threads per block         tile (rows, cols)     transposes
-  {"memcpy",        nullptr,                dim3(),                   0,             0,     false,
+  // name           kernel                  threads per block         tile (rows, cols)     transposes  shared floats
+  {"memcpy",        nullptr,                dim3(),                   0,             0,     false,      0,
                     "cudaMemcpy device to device of the same bytes"},
-  {"copy",          copy_one_per_thread,    dim3(kTile, kTile),       kTile,         kTile, false,
+  {"copy",          copy_one_per_thread,    dim3(kTile, kTile),       kTile,         kTile, false,      0,
                     "32x32 threads, 1 element each, no transpose: the ceiling"},
-  {"copy_32x8",     copy_four_per_thread,   dim3(kTile, kSweepRows),  kTile,         kTile, false,
+  {"copy_32x8",     copy_four_per_thread,   dim3(kTile, kSweepRows),  kTile,         kTile, false,      0,
                     "32x8 threads, 4 elements each, no transpose"},
-  {"naive",         transpose_naive,        dim3(kTile, kTile),       kTile,         kTile, true,
+  {"naive",         transpose_naive,        dim3(kTile, kTile),       kTile,         kTile, true,       0,
                     "reads coalesced, writes strided by the height"},
-  {"tiled",         transpose_tiled<0>,     dim3(kTile, kTile),       kTile,         kTile, true,
+  {"tiled",         transpose_tiled<0>,     dim3(kTile, kTile),       kTile,         kTile, true,       kTile * kTile,
                     "32x32 shared tile: coalesced both ways, 32-way bank conflicts"},
-  {"tiled_padded",  transpose_tiled<1>,     dim3(kTile, kTile),       kTile,         kTile, true,
+  {"tiled_padded",  transpose_tiled<1>,     dim3(kTile, kTile),       kTile,         kTile, true,       kTile * (kTile + 1),
                     "32x33 shared tile: no bank conflicts"},
-  {"padded_64x32",  transpose_tall_tile,    dim3(kTile, kSweepRows),  kTallTileRows, kTile, true,
+  {"padded_64x32",  transpose_tall_tile,    dim3(kTile, kSweepRows),  kTallTileRows, kTile, true,       kTallTileRows * (kTile + 1),
                     "64-row padded tile (64x33), 32x8 threads, 8 elements each"},
 };
 // clang-format on
 
-/// Enqueues one run of @p variant: its kernel on one block per tile of the input,
-/// ceil(width / tile_cols) x ceil(height / tile_rows) blocks (at most 2048 x 2048 for
-/// 65536 x 65536), or, for the yardstick, the driver's device-to-device copy of the same bytes.
+/// The grid of @p variant: one block per tile of the input, ceil(width / tile_cols) x
+/// ceil(height / tile_rows) blocks (at most 2048 x 2048 for 65536 x 65536).
+dim3 grid_of(const Variant& variant, const TransposeShape& shape) {
+  return dim3(static_cast<unsigned>((shape.width + variant.tile_cols - 1) / variant.tile_cols),
+              static_cast<unsigned>((shape.height + variant.tile_rows - 1) / variant.tile_rows));
+}
+
+/// Enqueues one run of @p variant: its kernel on its grid (grid_of), or, for the yardstick, the
+/// driver's device-to-device copy of the same bytes.
 void launch(const Variant& variant, const float* in, float* out, const TransposeShape& shape) {
   if (variant.is_yardstick()) {
     const std::size_t bytes = static_cast<std::size_t>(shape.width * shape.height) * sizeof(float);
     CUDA_CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice));
     return;
   }
-  const dim3 blocks(static_cast<unsigned>((shape.width + variant.tile_cols - 1) / variant.tile_cols),
-                    static_cast<unsigned>((shape.height + variant.tile_rows - 1) / variant.tile_rows));
-  variant.kernel<<<blocks, variant.threads>>>(in, out, static_cast<int>(shape.width),
-                                              static_cast<int>(shape.height));
+  variant.kernel<<<grid_of(variant, shape), variant.threads>>>(in, out, static_cast<int>(shape.width),
+                                                               static_cast<int>(shape.height));
   CUDA_CHECK_LAUNCH();
+}
+
+/// Prints the launch plan of @p variant, one line: its grid, its block, its shared memory, and what
+/// each element costs (global accesses, shared-memory accesses, elements per thread). No GPU needed.
+void print_plan(const Variant& variant, const TransposeShape& shape) {
+  if (variant.is_yardstick()) {
+    std::printf("  %-13s cudaMemcpy device to device of %lld bytes, the yardstick\n", variant.name,
+                static_cast<long long>(shape.width * shape.height) * static_cast<long long>(sizeof(float)));
+    return;
+  }
+  const dim3 grid = grid_of(variant, shape);
+  const int elements_per_thread =
+      variant.tile_rows * variant.tile_cols / static_cast<int>(variant.threads.x * variant.threads.y);
+  std::printf(
+      "  %-13s grid (x, y) = (%u, %u) blocks, block (x, y) = (%u, %u) threads, %zu bytes of shared "
+      "memory per block\n",
+      variant.name, grid.x, grid.y, variant.threads.x, variant.threads.y,
+      static_cast<std::size_t>(variant.shared_floats) * sizeof(float));
+  std::printf("  %-13s per element: 1 global load and 1 global store%s; %d element%s per thread\n", "",
+              variant.shared_floats > 0 ? ", 1 shared-memory store and 1 shared-memory load" : "",
+              elements_per_thread, elements_per_thread == 1 ? "" : "s");
 }
 
 /// "ROWSxCOLS" of the input, e.g. "8192x8192".
@@ -272,8 +301,8 @@ std::string to_string(const TransposeShape& shape) {
   return std::to_string(shape.height) + "x" + std::to_string(shape.width);
 }
 
-/// Declares --size (width = height = N), --width and --height on @p cli. --width and --height
-/// win over --size whatever their order.
+/// Declares `--size` (width = height = N), `--width` and `--height` on @p cli. `--width` and `--height`
+/// win over `--size` whatever their order.
 void add_transpose_options(cs::CommandLine& cli, TransposeShape& shape) {
   // --size fills in whichever of --width and --height was not given, once all options are read.
   auto square_size = std::make_shared<std::int64_t>(0);
@@ -408,7 +437,17 @@ int main(int argc, char** argv) {
   cli.add_choice("kernel", &kernel, kernel_choices,
                  "run only this kernel (the memcpy yardstick always runs)");
   cs::add_run_options(cli, run, /*gpu=*/true);
+  bool plan_only = false;
+  cli.add_flag("plan", &plan_only, "print each variant's launch plan and exit, without touching a GPU");
   cs::parse_or_exit(cli, argc, argv);
+  if (plan_only) {
+    std::printf("05_transpose: in %lld x %lld (rows x cols) -> out %lld x %lld\n",
+                static_cast<long long>(shape.height), static_cast<long long>(shape.width),
+                static_cast<long long>(shape.width), static_cast<long long>(shape.height));
+    for (const Variant& variant : kVariants)
+      if (variant.is_yardstick() || kernel == "all" || kernel == variant.name) print_plan(variant, shape);
+    return cs::kExitPass;
+  }
 
   // 2. Pick the device and make sure both matrices fit.
   const cs::DeviceInfo info = cs::pick_device(run.device);

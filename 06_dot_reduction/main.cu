@@ -13,6 +13,8 @@
 //   atomic      the same block sum, one atomicAdd per block              06_dot_reduction --variant atomic
 //   shuffle     float4 loads, warp shuffles, full grid, atomicAdd        06_dot_reduction --variant shuffle
 //   cublasSdot  the library: the yardstick, always runs                  06_dot_reduction
+// --plan prints each variant's grid, block, shared memory and loads per element, and exits without
+// touching a GPU.
 /// @file
 /// @brief Stage 06: the dot product, from the book to warp shuffles (chapter: 06_dot_reduction/README.md).
 #include "cli.hpp"
@@ -32,6 +34,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
@@ -39,7 +42,7 @@
 constexpr unsigned kFullWarp = 0xffffffffu; ///< shuffle mask: every lane of the warp takes part
 constexpr int kMinThreadsPerBlock = 32;     ///< one whole warp: the shuffles need it
 /// The most threads a block may have, on every GPU that CUDA 13 supports (compute capability 7.5
-/// and later): --block is checked against it before any GPU work, with no device query.
+/// and later): `--block` is checked against it before any GPU work, with no device query.
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr std::int64_t kBookElements = 33 * 1024;  ///< the book's N
 constexpr int kBookThreadsPerBlock = 256;          ///< the book's threadsPerBlock
@@ -68,7 +71,7 @@ __device__ void book_block_sum(const float* __restrict__ a, const float* __restr
     sum += a[i] * b[i];
   cache[threadIdx.x] = sum;
   __syncthreads(); // every thread's sum is in the cache before anyone reads a neighbour's
-  // LAB 06.book_tree: halve the active threads each level: cache[t] += cache[t + half], then a barrier
+  // LAB 06.book_tree: per level, the lower half of the active threads adds the upper half; then a barrier
   for (unsigned half = blockDim.x / 2; half != 0; half /= 2) {
     if (threadIdx.x < half) cache[threadIdx.x] += cache[threadIdx.x + half];
     __syncthreads(); // this level is complete before the next one reads it
@@ -159,6 +162,56 @@ std::int64_t blocks_for(std::int64_t n, std::int64_t elements_per_thread, int th
   return std::max<std::int64_t>(1, std::min(cap, (n + per_block - 1) / per_block));
 }
 
+/// The launch shapes of the four variants, for N elements in blocks of `threads_per_block` threads.
+struct DotPlan {
+  SummationShape book;    ///< at most kBookMaxBlocks blocks, as the book
+  SummationShape sm_grid; ///< as many blocks as the GPU keeps resident, unless N needs fewer
+  SummationShape atomic;  ///< sm_grid's grid, the block sums added by atomicAdd
+  SummationShape shuffle; ///< the same for the shuffle kernel, at least one float4 per thread
+};
+
+/// Plans the four launches. @p book_capacity and @p shuffle_capacity are the blocks of each kernel
+/// the GPU keeps resident at once (SMs x blocks per SM); 0 when not known (no GPU asked: `--plan`),
+/// and then each grid is as many blocks as N needs, the most it can be.
+DotPlan plan_variants(std::int64_t n, int threads_per_block, std::int64_t book_capacity,
+                      std::int64_t shuffle_capacity) {
+  const std::int64_t unknown = std::numeric_limits<std::int64_t>::max();
+  DotPlan plan;
+  plan.book.threads_per_block = threads_per_block;
+  plan.book.blocks = blocks_for(n, 1, threads_per_block, kBookMaxBlocks);
+  plan.sm_grid = plan.book;
+  plan.sm_grid.blocks = blocks_for(n, 1, threads_per_block, book_capacity > 0 ? book_capacity : unknown);
+  plan.atomic = plan.sm_grid;
+  plan.atomic.block_sums = BlockSums::kAtomicAnyOrder;
+  plan.shuffle.threads_per_block = threads_per_block;
+  plan.shuffle.blocks =
+      blocks_for(n, 4, threads_per_block, shuffle_capacity > 0 ? shuffle_capacity : unknown);
+  plan.shuffle.tree = BlockTree::kWarpShuffle;
+  plan.shuffle.block_sums = BlockSums::kAtomicAnyOrder;
+  return plan;
+}
+
+/// Shared memory per block of each kernel: the book's dynamic cache of one float per thread, or the
+/// shuffle kernel's static array of one float per warp of the largest block.
+std::size_t shared_bytes_of(const SummationShape& shape) {
+  return shape.tree == BlockTree::kWarpShuffle
+             ? kMaxThreadsPerBlock / kWarpSize * sizeof(float)
+             : static_cast<std::size_t>(shape.threads_per_block) * sizeof(float);
+}
+
+/// Prints the launch plan of one variant, without a GPU: its grid (with @p capped, "up to": the GPU
+/// may keep fewer blocks resident), its block, its shared memory and its loads per element.
+void print_plan(const char* name, const SummationShape& shape, bool capped, const char* sums) {
+  std::printf("  %-8s grid %s%lld blocks, block %d threads, %zu bytes of shared memory per block\n", name,
+              capped ? "up to " : "", static_cast<long long>(shape.blocks), shape.threads_per_block,
+              shared_bytes_of(shape));
+  std::printf("  %-8s per element: 1 load of a and 1 of b, %s; %s\n", "",
+              shape.tree == BlockTree::kWarpShuffle
+                  ? "as float4, 4 elements per load (the last N mod 4 one by one)"
+                  : "one float per load",
+              sums);
+}
+
 /// Blocks of @p kernel that fit on one SM at once with @p threads_per_block threads.
 template <typename Kernel>
 int resident_blocks_per_sm(Kernel kernel, int threads_per_block, std::size_t dynamic_shared_bytes) {
@@ -195,7 +248,7 @@ struct VariantRun {
 VariantRun run_partial_sums(const std::string& name, const std::string& what, const DeviceData& data,
                             const SummationShape& shape, const cs::RunOptions& run) {
   const std::size_t partial_bytes = static_cast<std::size_t>(shape.blocks) * sizeof(float);
-  const std::size_t shared_bytes = static_cast<std::size_t>(shape.threads_per_block) * sizeof(float);
+  const std::size_t shared_bytes = shared_bytes_of(shape);
   CUDA_CHECK(cudaMemset(data.partial_sums, cs::kPoisonByte, partial_bytes));
   std::vector<float> partial_sums(static_cast<std::size_t>(shape.blocks));
   VariantRun result;
@@ -247,7 +300,7 @@ VariantRun run_cublas(cublasHandle_t handle, const DeviceData& data, const cs::R
   return result;
 }
 
-/// Reads --block: the halving tree needs a power of two, the shuffles whole warps.
+/// Reads `--block`: the halving tree needs a power of two, the shuffles whole warps.
 int parse_threads_per_block(const std::string& text) {
   const std::string rule = "--block must be a power of two in [" + std::to_string(kMinThreadsPerBlock) +
                            ", " + std::to_string(kMaxThreadsPerBlock) + "]";
@@ -263,7 +316,7 @@ int parse_threads_per_block(const std::string& text) {
 /// The run's configuration beyond the shared run options.
 struct DotOptions {
   std::int64_t n = kBookElements;               ///< elements in each vector
-  int threads_per_block = kBookThreadsPerBlock; ///< --block
+  int threads_per_block = kBookThreadsPerBlock; ///< `--block`
   std::string inputs = "auto";                  ///< auto, book or random
   std::string variant = "all";                  ///< all or one variant's name
 };
@@ -289,6 +342,8 @@ int main(int argc, char** argv) {
   cli.add_choice("variant", &options.variant, {"all", "book", "sm_grid", "atomic", "shuffle"},
                  "which kernel(s) to run; cublasSdot always runs as the yardstick");
   cs::add_run_options(cli, run, /*gpu=*/true);
+  bool plan_only = false;
+  cli.add_flag("plan", &plan_only, "print each variant's launch plan and exit, without touching a GPU");
   cs::parse_or_exit(cli, argc, argv);
   const std::int64_t n = options.n;
   const int block_threads = options.threads_per_block;
@@ -296,6 +351,19 @@ int main(int argc, char** argv) {
   const auto wanted = [&options](const char* name) {
     return options.variant == "all" || options.variant == name;
   };
+
+  if (plan_only) {
+    // Without a GPU the resident blocks are not known: the full grids are given as "up to".
+    const DotPlan plan = plan_variants(n, block_threads, 0, 0);
+    std::printf("06_dot_reduction: dot(a, b), N = %lld floats each, %d threads per block\n",
+                static_cast<long long>(n), block_threads);
+    if (wanted("book")) print_plan("book", plan.book, false, "the block sums added on the host");
+    if (wanted("sm_grid")) print_plan("sm_grid", plan.sm_grid, true, "the block sums added on the host");
+    if (wanted("atomic")) print_plan("atomic", plan.atomic, true, "one atomicAdd per block");
+    if (wanted("shuffle")) print_plan("shuffle", plan.shuffle, true, "one atomicAdd per block");
+    std::printf("  %-8s the library's own launch\n", "cublas");
+    return cs::kExitPass;
+  }
 
   // 2. Pick the GPU and say what it is.
   const cs::DeviceInfo info = cs::pick_device(run.device);
@@ -339,18 +407,11 @@ int main(int argc, char** argv) {
   const std::int64_t book_capacity = static_cast<std::int64_t>(info.sm_count) * book_per_sm;
   const std::int64_t shuffle_capacity = static_cast<std::int64_t>(info.sm_count) * shuffle_per_sm;
 
-  SummationShape book_shape;
-  book_shape.threads_per_block = block_threads;
-  book_shape.blocks = blocks_for(n, 1, block_threads, kBookMaxBlocks);
-  SummationShape grid_shape = book_shape;
-  grid_shape.blocks = blocks_for(n, 1, block_threads, book_capacity);
-  SummationShape atomic_shape = grid_shape;
-  atomic_shape.block_sums = BlockSums::kAtomicAnyOrder;
-  SummationShape shuffle_shape;
-  shuffle_shape.threads_per_block = block_threads;
-  shuffle_shape.blocks = blocks_for(n, 4, block_threads, shuffle_capacity);
-  shuffle_shape.tree = BlockTree::kWarpShuffle;
-  shuffle_shape.block_sums = BlockSums::kAtomicAnyOrder;
+  const DotPlan plan = plan_variants(n, block_threads, book_capacity, shuffle_capacity);
+  const SummationShape& book_shape = plan.book;
+  const SummationShape& grid_shape = plan.sm_grid;
+  const SummationShape& atomic_shape = plan.atomic;
+  SummationShape shuffle_shape = plan.shuffle;
 
   // 5. Allocate and copy. cudaMalloc returns 256-byte aligned memory, so the shuffle kernel reads all
   //    but the last N mod 4 elements as float4 (were it not aligned, it would read them one by one).

@@ -21,7 +21,7 @@
 #include <cstdio>
 #include <string>
 
-/// Stage 07's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage07 {
 
 /// C = A·B where each thread computes kThreadM vertically adjacent elements of one column of C
@@ -38,7 +38,7 @@ namespace stage07 {
 /// @tparam kBlockM rows of C per block.
 /// @tparam kBlockN columns of C per block.
 /// @tparam kBlockK the step along K: columns of the A tile, rows of the B tile.
-/// @tparam kThreadM rows of C per thread; a block is kBlockM / kThreadM × kBlockN threads (1-D).
+/// @tparam kThreadM rows of C per thread, in one column of the block's tile (a block is 1-D).
 template <int kBlockM, int kBlockN, int kBlockK, int kThreadM>
 __global__ void __launch_bounds__(kBlockM / kThreadM * kBlockN)
     matmul_1d_register_tiling(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
@@ -127,7 +127,10 @@ TileSizes tile_sizes_of(const std::string& params) {
   return sizes;
 }
 
-/// Plans the launch: ceil(n / BN) x ceil(m / BM) blocks of BM / TM x BN threads.
+/// Plans the launch: ceil(n / BN) x ceil(m / BM) blocks, each a 1-D block of threads.
+/// <!-- LAB-ANSWER 07.block: How many threads does a block need, at TM elements of C each? -->
+/// A block is BM / TM x BN threads.
+/// <!-- END LAB-ANSWER -->
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
   const TileSizes tile = tile_sizes_of(params);

@@ -21,7 +21,7 @@
 #include <cstdio>
 #include <string>
 
-// Stage 08's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage08 {
 
 /// C = A·B where each thread computes a kThreadM × kThreadN tile of C as a sum of outer products

@@ -23,7 +23,7 @@
 #include <cstdio>
 #include <string>
 
-// Stage 11's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage11 {
 
 /// Whether every row of A (k floats), B and C (n floats) starts on a 16-byte boundary, so that a

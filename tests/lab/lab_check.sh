@@ -5,12 +5,21 @@
 #       writes a lab to <work>/tree with scripts/make_lab.sh, configures it in <work>/build with this
 #       build's compilers and architectures (lab_config.sh), and builds it (all, or one target)
 #   lab_check.sh grade <work> <tag> pass|fail [--gpu <probe>] [--must-fail <test>]...
-#                [--must-fail-all <regex>]... [--must-fail-any <regex>]... -- <ctest arguments>
+#                [--must-fail-all <regex>]... [--must-fail-any <regex>]... [--must-say <text>]...
+#                -- <ctest arguments>
 #       runs the lab's tests (its grader) with a JUnit report, <work>/junit-<tag>.xml, and checks
 #       the verdict: pass (with --gpu: nothing skipped either), or fail with the named tests among
-#       the failures (--must-fail-all: every test matching; --must-fail-any: at least one)
+#       the failures (--must-fail-all: every test matching; --must-fail-any: at least one), and the
+#       texts of --must-say in the tests' output
 #   lab_check.sh generator <work>
-#       checks scripts/make_lab.sh itself: the three kinds of tree, round trips, and bad input
+#       checks scripts/make_lab.sh itself: the three kinds of tree, the students' README.md, the
+#       answer passages, round trips, --force, and bad input
+#   lab_check.sh answers <work>
+#       checks that no file of an exercise tree holds a distinctive line of any solution, and that
+#       the check finds lines planted in a chapter and in a source comment
+#   lab_check.sh stage01 <work>
+#       runs stage 01 of the lab built in <work> (the exercise tree: its i-k-j loop is a TODO) and
+#       checks that it fails and claims no speed for the failed loop
 #
 # --gpu <probe> runs <probe> (a GPU stage) first and exits 77, skipped, when there is no usable GPU.
 set -uo pipefail
@@ -55,7 +64,7 @@ build() {
     fi
   done
   rm -rf "$work/build" "$work"/junit-*.xml
-  bash "$make_lab" "$work/tree" "${lab_options[@]}" || fail "make_lab.sh ${lab_options[*]} failed"
+  bash "$make_lab" "$work/tree" --force "${lab_options[@]}" || fail "make_lab.sh ${lab_options[*]} failed"
   echo "configuring $work/build"
   "$cmake_command" -S "$work/tree" -B "$work/build" -G "$generator" -DCMAKE_BUILD_TYPE="$build_type" \
     -DCMAKE_CXX_COMPILER="$cxx_compiler" -DCMAKE_CUDA_COMPILER="$cuda_compiler" \
@@ -73,13 +82,14 @@ grade() {
   local work tag=$2 expect=$3
   work=$(cd "$1" && pwd -P)
   shift 3
-  local must_fail=() must_fail_all=() must_fail_any=() gpu=0
+  local must_fail=() must_fail_all=() must_fail_any=() must_say=() gpu=0
   while (($#)) && [[ $1 != -- ]]; do
     case $1 in
       --gpu) skip_without_gpu "$2"; gpu=1 ;;
       --must-fail) must_fail+=("$2") ;;
       --must-fail-all) must_fail_all+=("$2") ;;
       --must-fail-any) must_fail_any+=("$2") ;;
+      --must-say) must_say+=("$2") ;;
       *) fail "lab_check.sh grade: unknown option $1" ;;
     esac
     shift 2
@@ -132,6 +142,11 @@ grade() {
     grep -qE -- "$pattern" <<<"$failed" || missing+=("any test matching $pattern")
   done
   ((${#missing[@]} == 0)) || fail "the grader failed this lab, but these should have failed too: ${missing[*]}"
+  local text
+  for text in "${must_say[@]}"; do
+    grep -qF -- "$text" "$junit" || fail "the grader failed this lab, but no test output says: $text"
+    echo "ok: a test says: $text"
+  done
   echo "PASS: the grader fails this lab, as it should (failed: $(echo $failed))"
 }
 
@@ -151,13 +166,14 @@ generator() {
   bash "$make_lab" "$work/solutions" --solutions >/dev/null || fail "the solutions tree"
   bash "$make_lab" --export "$work/solutions.lab" || fail "--export"
   bash "$make_lab" "$work/filled" --fill "$work/solutions.lab" >/dev/null || fail "--fill"
-  diff -r -x LAB.md -x .cuda-stages-lab "$work/solutions" "$work/filled" ||
+  diff -r -x README.md -x .cuda-stages-lab "$work/solutions" "$work/filled" ||
     fail "an exercise tree filled with the exported solutions differs from the solutions tree"
   for file in $(cut -f2 <<<"$regions" | cut -d: -f1 | sort -u); do
     grep -v -E '^[[:blank:]]*// (LAB [0-9][0-9][.][a-z0-9_]+: |LAB-STUB: |END LAB$)' "$root/$file" |
+      grep -v -E '^[[:blank:]]*(///? )?<!-- (LAB-ANSWER [0-9][0-9][.][a-z0-9_]+: .* |END LAB-ANSWER )-->[[:blank:]]*$' |
       cmp -s - "$work/solutions/$file" || fail "$file in the solutions tree is not the stage's code"
   done
-  echo "ok: export + fill = --solutions = the stages without their markers"
+  echo "ok: export + fill = --solutions = the stages without their markers (LAB and LAB-ANSWER)"
 
   # The exercise tree: one TODO per region, no marker left in any source, the grader switched on, and
   # the generator, its tests and the broken kernels left out.
@@ -170,11 +186,52 @@ generator() {
   fi
   grep -q '^option(CUDA_STAGES_LAB_PERF .* ON)$' "$work/exercise/CMakeLists.txt" ||
     fail "CUDA_STAGES_LAB_PERF is not ON in the lab"
-  for file in tests/lab scripts/make_lab.sh tests/broken tests/broken_matmul.cu; do
+  for file in tests/lab scripts/make_lab.sh scripts/lab tests/broken tests/broken_matmul.cu docs/instructor.md .ci \
+    LAB.md; do
     [[ ! -e $work/exercise/$file ]] || fail "$file should be left out of the lab"
   done
-  grep -q '^| 04.tile_loop | 04_shared_tiled/main.cu:' "$work/exercise/LAB.md" || fail "LAB.md does not list 04.tile_loop"
-  echo "ok: $count TODOs, no markers, perf checks on, generator and its tests left out, LAB.md lists the TODOs"
+  echo "ok: $count TODOs, no markers, perf checks on, generator, its tests and the instructors' pages left out"
+
+  # The students' README.md: the TODOs (one place), the stages in order, the commands, the
+  # performance checks exactly as the grader defines them, and nothing of the repository's own
+  # README (the generator, its options and its tests are not in a lab).
+  local readme=$work/exercise/README.md
+  grep -q '^| 04.tile_loop | 04_shared_tiled/main.cu:[0-9]* | ' "$readme" || fail "README.md does not list 04.tile_loop"
+  (($(grep -c '^| [0-9][0-9][.][a-z0-9_]* | ' "$readme") == count)) || fail "README.md does not list the $count TODOs"
+  grep -q '^| \[03_multiblock\](03_multiblock/README.md) | .* | 2 |$' "$readme" ||
+    fail "README.md does not list stage 03 with its chapter and its 2 TODOs"
+  for text in 'cmake --workflow --preset default' 'ctest --test-dir build/default -R 04_shared_tiled' \
+    'ctest --test-dir build/default -L cpu' '--plan' 'lab.no_todo_left'; do
+    grep -qF -- "$text" "$readme" || fail "README.md does not mention $text"
+  done
+  local checks name min
+  checks=$("${cmake_command:-cmake}" -P "$root/tests/grader/list_perf_checks.cmake") || fail "list_perf_checks.cmake"
+  [[ -n $checks ]] || fail "list_perf_checks.cmake lists no performance check"
+  while IFS=$'\t' read -r name min _; do
+    grep -qF -- "- \`$name\`: " "$readme" && grep -F -- "- \`$name\`: " "$readme" | grep -qF " at least ${min}x " ||
+      fail "README.md does not give the performance check $name with its minimum ${min}x"
+  done <<<"$checks"
+  if grep -n -E 'make_lab|--solutions|tests/lab|instructor|labmeta|@LAB_' "$readme"; then
+    fail "README.md speaks of what a lab does not have (above)"
+  fi
+  grep -q '^| 04.tile_loop | ' "$work/solutions/README.md" && fail "the solutions tree's README.md lists TODOs"
+  echo "ok: README.md lists the $count TODOs, the stages, the commands and the $(grep -c . <<<"$checks") performance checks"
+
+  # The answer passages: in the exercise tree each is its question, with --solutions the passage;
+  # no marker is left in either.
+  grep -q '^\*\*Lab question (03.grid):\*\* ' "$work/exercise/03_multiblock/README.md" ||
+    fail "chapter 03 in the exercise tree does not ask the 03.grid question"
+  grep -q '^/// Lab question (03.grid): ' "$work/exercise/03_multiblock/main.cu" ||
+    fail "03_multiblock/main.cu in the exercise tree does not ask the 03.grid question"
+  if grep -n 'ceil(n / COLS) x ceil(m / ROWS)\|ceil(n / cols) x ceil(m / rows)' \
+    "$work/exercise/03_multiblock/README.md" "$work/exercise/03_multiblock/main.cu"; then
+    fail "the exercise tree still gives 03's grid away (above)"
+  fi
+  grep -q 'ceil(n / COLS) x ceil(m / ROWS)' "$work/solutions/03_multiblock/README.md" ||
+    fail "the solutions tree lost chapter 03's grid"
+  if grep -rn 'LAB-ANSWER' "$work/exercise" "$work/solutions"; then fail "LAB-ANSWER markers left in a lab (above)"; fi
+  if grep -rn 'Lab question ([0-9]' "$work/solutions"; then fail "questions in the solutions tree (above)"; fi
+  echo "ok: the answer passages are questions in the exercise tree and passages in the solutions tree"
 
   # Filling one region: that region from the submission, every other one a TODO.
   printf '// a comment outside any section\n// LAB 06.warp_sum\n  value += 0.0f; // submitted\n// END LAB\n' \
@@ -182,10 +239,30 @@ generator() {
   bash "$make_lab" "$work/one" --fill "$work/one.lab" >/dev/null || fail "--fill with one section"
   grep -q '^  value += 0.0f; // submitted$' "$work/one/06_dot_reduction/main.cu" || fail "the section was not filled in"
   (($(grep -rn 'TODO(lab ' "$work/one"/[0-9][0-9]_* | grep -c .) == count - 1)) || fail "expected $((count - 1)) TODOs"
-  echo "ok: --fill takes the regions a submission names, and leaves the others as TODOs"
+  # A filled region's passages stay; the others' are questions.
+  printf '// LAB 03.grid\n  const std::int64_t blocks_x = 1, blocks_y = 1;\n// END LAB\n' >"$work/grid.lab"
+  bash "$make_lab" "$work/grid" --fill "$work/grid.lab" >/dev/null || fail "--fill with 03.grid"
+  grep -q 'ceil(n / COLS) x ceil(m / ROWS)' "$work/grid/03_multiblock/README.md" ||
+    fail "--fill 03.grid: chapter 03 lost its 03.grid passage"
+  grep -q '^\*\*Lab question (03.kernel):\*\* ' "$work/grid/03_multiblock/README.md" ||
+    fail "--fill 03.grid: chapter 03 no longer asks the 03.kernel question"
+  echo "ok: --fill takes the regions a submission names, with their passages, and leaves the others as TODOs"
 
-  # A second run replaces a lab it wrote; anything else it refuses.
-  bash "$make_lab" "$work/exercise" >/dev/null || fail "a second run over its own lab"
+  # A lab may hold a student's work: a second run refuses it, --force replaces it (a lab it wrote,
+  # nothing else), and anything else it refuses.
+  local output code
+  touch "$work/exercise/student-work"
+  output=$(bash "$make_lab" "$work/exercise" 2>&1)
+  code=$?
+  ((code == 2)) && [[ $output == error:*--force* ]] ||
+    fail "a second run over a lab: expected exit 2 and an error naming --force, got exit $code: $output"
+  [[ -f $work/exercise/student-work ]] || fail "make_lab.sh removed a lab without --force"
+  echo "ok: a lab already there: $output"
+  bash "$make_lab" "$work/exercise" --force >/dev/null || fail "a second run over its own lab with --force"
+  [[ ! -e $work/exercise/student-work && -f $work/exercise/README.md ]] || fail "--force did not replace the lab"
+  mkdir -p "$work/empty-dir"
+  bash "$make_lab" "$work/empty-dir" >/dev/null || fail "an empty directory"
+  echo "ok: --force replaces a lab it wrote, an empty directory needs no --force"
   expect_error() { # exit status, what, make_lab arguments...
     local status=$1 what=$2 output
     shift 2
@@ -197,7 +274,9 @@ generator() {
   }
   mkdir -p "$work/foreign" && touch "$work/foreign/keep"
   expect_error 2 "a directory it did not write" "$work/foreign"
+  expect_error 2 "a directory it did not write, with --force" "$work/foreign" --force
   [[ -f $work/foreign/keep ]] || fail "make_lab.sh touched a directory it did not write"
+  expect_error 2 "--force with --list" --list --force
   expect_error 2 "no output directory"
   expect_error 2 "an unknown option" "$work/x" --bogus
   expect_error 2 "a missing submission" "$work/x" --fill "$work/no-such-file"
@@ -210,29 +289,157 @@ generator() {
   expect_error 2 "an output directory inside the repository" "$root/docs/lab-inside"
   [[ ! -e $root/docs/lab-inside ]] || fail "make_lab.sh left $root/docs/lab-inside behind"
 
-  # Malformed markers, in a stand-in repository holding just the script and one stage.
-  local fake=$work/fake
-  malformed() { # what, then the lines of the stage source
-    local what=$1
-    shift
-    rm -rf "$fake"
+  # Malformed markers, in a stand-in repository holding just the script and one stage: a source
+  # (01_x/main.cpp) and a chapter (01_x/README.md). It lies outside this repository, whose git would
+  # otherwise list its files.
+  local fake
+  fake=$(mktemp -d) || fail "mktemp -d"
+  # shellcheck disable=SC2064 # the path is fixed now
+  trap "rm -rf '$fake'" EXIT
+  malformed_in() { # file (main.cpp or README.md), what, then the lines of that file
+    local file=$1 what=$2
+    shift 2
+    rm -rf "${fake:?}"/*
     mkdir -p "$fake/scripts" "$fake/01_x"
     cp "$make_lab" "$fake/scripts/"
-    printf '%s\n' "$@" >"$fake/01_x/main.cpp"
+    printf '%s\n' "  // LAB 01.f: one" "  return 1;" "  // END LAB" >"$fake/01_x/main.cpp"
+    printf '%s\n' "# 01" "" "Text." >"$fake/01_x/README.md"
+    printf '%s\n' "$@" >"$fake/01_x/$file"
     local output
     output=$(bash "$fake/scripts/make_lab.sh" --list 2>&1)
     local code=$?
-    ((code == 1)) && [[ $output == error:*01_x/main.cpp:* ]] ||
-      fail "$what: expected exit 1 and 'error: 01_x/main.cpp:<line>: ...', got exit $code: $output"
+    ((code == 1)) && [[ $output == error:*01_x/$file:[0-9]* ]] ||
+      fail "$what: expected exit 1 and 'error: 01_x/$file:<line>: ...', got exit $code: $output"
     echo "ok: $what: $output"
   }
+  malformed() { malformed_in main.cpp "$@"; }
   malformed "a region with no end" "int f() {" "  // LAB 01.f: return one" "  return 1;" "}"
   malformed "an end with no region" "int f() {" "  return 1;" "  // END LAB" "}"
   malformed "a region inside a region" "  // LAB 01.f: one" "  // LAB 01.g: two" "  // END LAB"
   malformed "a stub after the solution" "  // LAB 01.f: one" "  return 1;" "  // LAB-STUB: return 0;" "  // END LAB"
   malformed "a region named after another stage" "  // LAB 02.f: one" "  return 1;" "  // END LAB"
   malformed "a region without a hint" "  // LAB 01.f:" "  return 1;" "  // END LAB"
+  local open='<!-- LAB-ANSWER 01.f: Which one? -->' close='<!-- END LAB-ANSWER -->'
+  malformed_in README.md "a passage with no end" "Text." "$open" "It is one."
+  malformed_in README.md "an end with no passage" "Text." "$close"
+  malformed_in README.md "a passage inside a passage" "$open" "$open" "It is one." "$close" "$close"
+  malformed_in README.md "a passage naming a region no stage has" "<!-- LAB-ANSWER 01.g: Which? -->" "One." "$close"
+  malformed_in README.md "a passage without a question" "<!-- LAB-ANSWER 01.f: -->" "One." "$close"
+  malformed_in README.md "a marker that is not alone on its line" "Text $open" "One." "$close"
+  malformed_in README.md "an empty passage" "$open" "$close"
+  malformed_in README.md "a marker in a fenced code block" '```' "$open" "return 1;" "$close" '```'
+  malformed_in main.cpp "a passage in a source comment with no end" "/// $open" "/// It is one." "int f();" \
+    "  // LAB 01.f: one" "  return 1;" "  // END LAB"
   echo "PASS: make_lab.sh writes the three kinds of lab and rejects bad input"
+}
+
+# The distinctive lines of every solution, "<id><TAB><line>" each, into <work>/distinctive.tsv: from
+# the exported solutions, each line trimmed and without a trailing `// comment`, at least
+# min_answer_chars long, not a comment or a preprocessor line, and found in no source file of a
+# freshly written exercise tree (<work>/baseline: the stage sources outside the regions, with the
+# stubs, and everything else a lab ships). A line found there is code the exercise shows anyway.
+readonly min_answer_chars=12
+distinctive_lines() { # work
+  local work=$1
+  rm -rf "$work/baseline"
+  bash "$make_lab" "$work/baseline" >/dev/null || fail "make_lab.sh could not write $work/baseline"
+  bash "$make_lab" --export "$work/solutions.lab" || fail "make_lab.sh --export failed"
+  awk -v min="$min_answer_chars" '
+    /^\/\/ LAB [0-9][0-9][.][a-z0-9_]+/ { id = $3; sub(/:$/, "", id); next }
+    /^\/\/ END LAB$/ { id = ""; next }
+    id != "" {
+      line = $0
+      sub(/[ \t]+\/\/ .*$/, "", line)
+      gsub(/^[ \t]+|[ \t]+$/, "", line)
+      if (length(line) >= min && line !~ /^(\/\/|#)/) print id "\t" line
+    }' "$work/solutions.lab" | awk '!seen[$0]++' >"$work/candidates.tsv"
+  [[ -s $work/candidates.tsv ]] || fail "no solution lines found in the exported solutions"
+  local sources=()
+  mapfile -d '' sources < <(find "$work/baseline" -type f \( -name '*.cu' -o -name '*.cpp' -o -name '*.cuh' \
+    -o -name '*.hpp' \) -print0)
+  local id line
+  : >"$work/distinctive.tsv"
+  while IFS=$'\t' read -r id line; do
+    grep -qF -e "$line" "${sources[@]}" || printf '%s\t%s\n' "$id" "$line" >>"$work/distinctive.tsv"
+  done <"$work/candidates.tsv"
+}
+
+# Searches every file of <tree> for each distinctive line; prints "<id>: '<line>' in <file>:<n>"
+# for each one found, and returns 1 when any was.
+find_answers() { # work tree
+  local work=$1 tree=$2 id line found=0 hit
+  while IFS=$'\t' read -r id line; do
+    while IFS= read -r hit; do
+      [[ -n $hit ]] || continue
+      hit=${hit#"$tree"/}
+      echo "  $id: its solution line '$line' is in ${hit%%:*}:$(cut -d: -f2 <<<"$hit")"
+      found=1
+    done < <(grep -rnaF -e "$line" "$tree" | cut -c1-400)
+  done <"$work/distinctive.tsv"
+  return $((found))
+}
+
+answers() {
+  local work=$1
+  rm -rf "$work"
+  mkdir -p "$work" || fail "cannot create $work"
+  work=$(cd "$work" && pwd -P)
+  distinctive_lines "$work"
+  local regions ids
+  regions=$(bash "$make_lab" --list | cut -f1) || fail "make_lab.sh --list failed"
+  # A region none of whose lines is distinctive is shown by code the lab ships anyway (in the
+  # register-tiled track, a later stage's source holds an earlier stage's solution): named here.
+  ids=$(cut -f1 "$work/distinctive.tsv" | sort -u)
+  for id in $regions; do
+    grep -qxF "$id" <<<"$ids" || echo "note: every solution line of $id is also code outside the regions"
+  done
+  grep -qxF 03.grid <<<"$ids" && grep -qxF 06.book_tree <<<"$ids" ||
+    fail "03.grid and 06.book_tree need distinctive lines for the planted-leak check below"
+  echo "$(grep -c . "$work/distinctive.tsv") distinctive solution lines in $(grep -c . <<<"$regions") regions"
+
+  # The exercise tree, every file of it: chapters, LAB.md, README, docs, scripts, tests.
+  bash "$make_lab" "$work/exercise" >/dev/null || fail "make_lab.sh could not write the exercise tree"
+  local output
+  output=$(find_answers "$work" "$work/exercise") ||
+    fail "the exercise tree gives solutions away (mark the passage with LAB-ANSWER, see docs/instructor.md):
+$output"
+  echo "ok: no solution line of any region in any file of the exercise tree"
+
+  # The check itself: a solution line planted in a chapter, and one in a source comment, are found.
+  local planted=$work/planted plant
+  rm -rf "$planted" && cp -R "$work/exercise" "$planted"
+  plant=$(awk -F'\t' '$1 == "06.book_tree" { print $2; exit }' "$work/distinctive.tsv")
+  [[ -n $plant ]] || fail "06.book_tree has no distinctive line to plant"
+  printf '\nThe tree, as a hint:\n\n    %s\n' "$plant" >>"$planted/06_dot_reduction/README.md"
+  plant=$(awk -F'\t' '$1 == "03.grid" { print $2; exit }' "$work/distinctive.tsv")
+  sed -i "1a // $plant" "$planted/05_transpose/main.cu"
+  if output=$(find_answers "$work" "$planted"); then fail "a planted solution line was not found"; fi
+  echo "$output"
+  grep -q "^  06.book_tree: .* in 06_dot_reduction/README.md:[0-9]" <<<"$output" ||
+    fail "the line planted in chapter 06 was not reported as 06.book_tree"
+  grep -q "^  03.grid: .* in 05_transpose/main.cu:2$" <<<"$output" ||
+    fail "the line planted in a comment of 05_transpose/main.cu was not reported as 03.grid"
+  (($(grep -c . <<<"$output") == 2)) || fail "expected exactly the two planted lines"
+  echo "PASS: no answer in the exercise tree, and the check finds planted ones"
+}
+
+# Stage 01 as delivered: its i-k-j loop writes nothing, so it fails; a wrong result can be made at
+# any speed, so the run must claim none for it: no speed-up line, no speed-up field, no GFLOP/s.
+stage01() {
+  local work program output code row
+  work=$(cd "$1" && pwd -P) || fail "no lab built in $1"
+  program=$work/build/01_cpu_matmul/01_cpu_matmul
+  [[ -x $program ]] || fail "no stage 01 built in $work/build"
+  output=$("$program" --size 64 --reps 1 2>&1)
+  code=$?
+  echo "$output"
+  ((code == 1)) || fail "stage 01 with its TODO should exit 1 (a failed check), got $code"
+  row=$(grep -E '^ikj +[0-9]' <<<"$output") || fail "no ikj row in the table"
+  [[ $row == *FAIL ]] || fail "the ikj row does not say FAIL: $row"
+  [[ $(awk '{ print $4 }' <<<"$row") == - ]] || fail "the failed ikj row still gives a rate in GFLOP/s: $row"
+  if grep -n -i -E 'faster|speed-?up' <<<"$output"; then fail "stage 01 claims a speed for a failed loop (above)"; fi
+  grep -q 'ikj failed its check: no speed is compared' <<<"$output" || fail "stage 01 does not say why no speed is given"
+  echo "PASS: stage 01 fails as delivered and claims no speed for the failed loop"
 }
 
 command=${1:-}
@@ -241,5 +448,7 @@ case $command in
   build) build "$@" ;;
   grade) grade "$@" ;;
   generator) generator "$@" ;;
-  *) fail "usage: lab_check.sh build|grade|generator ... (see the comment at the top)" ;;
+  answers) answers "$@" ;;
+  stage01) stage01 "$@" ;;
+  *) fail "usage: lab_check.sh build|grade|generator|answers|stage01 ... (see the comment at the top)" ;;
 esac

@@ -1,0 +1,52 @@
+# The course lab's performance checks, one call each: tests/grader/CMakeLists.txt registers them as
+# tests (in a lab only), and scripts/make_lab.sh lists them in the lab's README.md
+# (list_perf_checks.cmake), so that what the students read is what is graded. Raise or lower a
+# threshold here before handing the lab out.
+#
+#   cs_perf_check(<name> MIN <speedup> FAST <target> <variant> <args...> SLOW [<target>] <variant> [<args...>])
+#
+# passes when the FAST variant (a run of <target> with <args>) takes at most 1/<speedup> of the SLOW
+# variant's median time. SLOW without a target of its own reads the same run as FAST. Each is a
+# ratio of median times measured on the student's own GPU in the same test, never an absolute time.
+# The thresholds sit well below what the repository's kernels reach on an H200 (docs/instructor.md).
+
+# 04: sharing tiles through shared memory must pay: tile 32 against stage 03 at 2048^3.
+cs_perf_check(04_shared_tiled.perf.vs_03_multiblock MIN 1.3
+  FAST 04_shared_tiled tiled32 --size 2048 --tile 32 --check sample --reps 5
+  SLOW 03_multiblock multiblock --size 2048 --check sample --reps 5)
+
+# The register-tiled track, each stage against the one before it at 2048^3, its default parameters
+# (on an H200, 2026-11-21: 07 2.1x 04, 08 1.7x 07, 09 1.1x 08, 10 1.1x 09, 11 1.1x 10).
+cs_perf_check(07_register_tile_1d.perf.vs_04_shared_tiled MIN 1.5
+  FAST 07_register_tile_1d register1d_64x64x4/16 --size 2048 --check sample --reps 5
+  SLOW 04_shared_tiled tiled32 --size 2048 --check sample --reps 5)
+cs_perf_check(08_register_tile_2d.perf.vs_07_register_tile_1d MIN 1.3
+  FAST 08_register_tile_2d register2d_128x64x16/8x4 --size 2048 --check sample --reps 5
+  SLOW 07_register_tile_1d register1d_64x64x4/16 --size 2048 --check sample --reps 5)
+cs_perf_check(09_vectorized.perf.vs_08_register_tile_2d MIN 1.05
+  FAST 09_vectorized vectorized_128x128x16/8x8 --size 2048 --check sample --reps 5
+  SLOW 08_register_tile_2d register2d_128x64x16/8x4 --size 2048 --check sample --reps 5)
+cs_perf_check(10_warp_tiling.perf.vs_09_vectorized MIN 1.03
+  FAST 10_warp_tiling warp_tiling_128x128x16/64x32/8x8 --size 2048 --check sample --reps 5
+  SLOW 09_vectorized vectorized_128x128x16/8x8 --size 2048 --check sample --reps 5)
+cs_perf_check(11_pipelined.perf.vs_10_warp_tiling MIN 1.05
+  FAST 11_pipelined pipelined_128x256x32/64x64/16x8/s2 --size 2048 --check sample --reps 5
+  SLOW 10_warp_tiling warp_tiling_128x128x16/64x32/8x8 --size 2048 --check sample --reps 5)
+
+# 05, at 4096^2 (128 MiB moved: more than the L2 cache of any current GPU): the padding column must
+# remove the bank conflicts, and the last kernel must clearly beat the naive one.
+cs_perf_check(05_transpose.perf.padded_vs_tiled MIN 1.2
+  FAST 05_transpose tiled_padded --size 4096 --reps 10
+  SLOW tiled)
+cs_perf_check(05_transpose.perf.padded_64x32_vs_naive MIN 1.5
+  FAST 05_transpose padded_64x32 --size 4096 --reps 10
+  SLOW naive)
+
+# 06, at N = 2^26: the shuffle kernel at least twice as fast as the book's 32 blocks, and at least
+# half as fast as cublasSdot.
+cs_perf_check(06_dot_reduction.perf.shuffle_vs_book MIN 2
+  FAST 06_dot_reduction shuffle --n 67108864 --inputs random --reps 10
+  SLOW book)
+cs_perf_check(06_dot_reduction.perf.shuffle_vs_cublas MIN 0.5
+  FAST 06_dot_reduction shuffle --n 67108864 --inputs random --reps 10
+  SLOW cublasSdot)
