@@ -227,8 +227,13 @@ markdown && /^[ \t]*(```|~~~)/ { fenced = !fenced }
   inside = 1
   start = FNR
   shown = mode == "solutions" || (id in keep)
-  if (mode == "exercise" && !shown)
+  # In a chapter the question is a paragraph of its own (blank lines around it), even where the
+  # passage it stands for was part of a paragraph.
+  if (mode == "exercise" && !shown) {
+    if (markdown) print ""
     print prefix (markdown ? "**Lab question (" id "):** " : "Lab question (" id "): ") question
+    if (markdown) print ""
+  }
   next
 }
 /^[ \t]*(\/\/\/? )?<!-- END LAB-ANSWER -->[ \t]*$/ {
