@@ -11,9 +11,9 @@
 
 namespace cs {
 
-CublasHandle::CublasHandle() {
+CublasHandle::CublasHandle(cublasMath_t math) {
   CUBLAS_CHECK(cublasCreate(&handle_));
-  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, math));
 }
 
 CublasHandle::~CublasHandle() {
@@ -22,7 +22,7 @@ CublasHandle::~CublasHandle() {
 
 Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape, const DeviceInfo& device,
                                  const float* d_a, const float* d_b, float* d_c, const std::vector<float>& a,
-                                 const std::vector<float>& b) {
+                                 const std::vector<float>& b, std::vector<float>& host_c) {
   const CublasHandle cublas;
   const int m = static_cast<int>(shape.m);
   const int n = static_cast<int>(shape.n);
@@ -51,9 +51,44 @@ Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape
   result.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * result.rate / device.peak_fp32_gflops : NAN;
   result.pct_yardstick = 100.0;
   if (run.check != CheckMode::kNone) {
-    std::vector<float> c(c_count);
-    CUDA_CHECK(cudaMemcpy(c.data(), d_c, c_count * sizeof(float), cudaMemcpyDeviceToHost));
-    result.check = verify_matmul(a, b, c, shape, CheckMode::kSample, run.seed);
+    host_c.resize(c_count);
+    CUDA_CHECK(cudaMemcpy(host_c.data(), d_c, c_count * sizeof(float), cudaMemcpyDeviceToHost));
+    result.check = verify_matmul(a, b, host_c, shape, CheckMode::kSample, run.seed);
+  }
+  return result;
+}
+
+Measurement measure_cublas_bf16_gemm(const RunOptions& run, const MatmulShape& shape,
+                                     const DeviceInfo& device, const __nv_bfloat16* d_a,
+                                     const __nv_bfloat16* d_b, float* d_c, const std::vector<float>& a,
+                                     const std::vector<float>& b, std::vector<float>& host_c) {
+  const CublasHandle cublas(CUBLAS_DEFAULT_MATH);
+  const int m = static_cast<int>(shape.m);
+  const int n = static_cast<int>(shape.n);
+  const int k = static_cast<int>(shape.k);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  // The same reading of row-major buffers as in measure_cublas_sgemm: C^T = B^T·A^T, column-major.
+  const auto gemm = [&] {
+    CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, d_b, CUDA_R_16BF, n,
+                              d_a, CUDA_R_16BF, k, &beta, d_c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT));
+  };
+  const std::size_t c_count = static_cast<std::size_t>(shape.m * shape.n);
+  CUDA_CHECK(cudaMemset(d_c, kPoisonByte, c_count * sizeof(float)));
+  Measurement result;
+  result.name = "cuBLAS";
+  result.what = "cublasGemmEx: bf16 A and B, FP32 sums (CUBLAS_COMPUTE_32F), FP32 C";
+  result.is_yardstick = true;
+  result.time = time_with_events(run, gemm);
+  result.rate = matmul_gflops(shape, result.time.median_ms);
+  result.pct_peak = device.peak_bf16_gflops > 0 ? 100.0 * result.rate / device.peak_bf16_gflops : NAN;
+  result.pct_yardstick = 100.0;
+  if (run.check != CheckMode::kNone) {
+    host_c.resize(c_count);
+    CUDA_CHECK(cudaMemcpy(host_c.data(), d_c, c_count * sizeof(float), cudaMemcpyDeviceToHost));
+    result.check =
+        verify_matmul(a, b, host_c, shape, CheckMode::kSample, run.seed, Accumulation::kTensorCore);
   }
   return result;
 }

@@ -48,8 +48,14 @@ class DeviceBuffer {
   /// Copies the whole buffer back to the host.
   std::vector<T> to_host() const {
     std::vector<T> host(count_);
-    CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    to_host(host);
     return host;
+  }
+  /// Copies the whole buffer back into @p host, resized to fit: memory a caller already holds, which
+  /// for gigabytes saves allocating (and the system zeroing) it again.
+  void to_host(std::vector<T>& host) const {
+    host.resize(count_);
+    CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
   }
   /// Sets every byte to kPoisonByte, so that an element no kernel writes reads back as the poison
   /// pattern (matrix.hpp) and fails verification.

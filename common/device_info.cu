@@ -30,6 +30,21 @@ int fp32_lanes_per_sm(int major, int minor) {
   }
 }
 
+int bf16_tensor_fmas_per_sm(int major, int minor) {
+  if (major == 8 && minor == 0) return 1024; // A100: 312 TFLOP/s dense at 1410 MHz on 108 SMs
+  if (major == 9 && minor == 0) return 2048; // H100, H200: about 990 TFLOP/s dense at 1830 MHz on 132 SMs
+  return 0;
+}
+
+void require_compute_capability(const DeviceInfo& info, int major, int minor, const std::string& program,
+                                const std::string& why) {
+  if (info.major > major || (info.major == major && info.minor >= minor)) return;
+  std::fprintf(stderr,
+               "SKIP: no usable CUDA GPU: %s needs compute capability %d.%d or later (%s); %s is %d.%d\n",
+               program.c_str(), major, minor, why.c_str(), info.name.c_str(), info.major, info.minor);
+  std::exit(kExitNoGpu);
+}
+
 // The numbers no_gpu_message() compares with are the runtime's own.
 static_assert(kProbeStubLibrary == cudaErrorStubLibrary, "cudaErrorStubLibrary moved");
 static_assert(kProbeInsufficientDriver == cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver moved");
@@ -87,6 +102,10 @@ DeviceInfo pick_device(int index) {
   // Peak FP32: every lane retires one fused multiply-add (2 FLOP) per cycle at the peak clock.
   info.peak_fp32_gflops =
       static_cast<double>(info.sm_count) * info.fp32_lanes_per_sm * 2.0 * info.sm_clock_khz * 1e3 / 1e9;
+  // Peak bf16 on the tensor cores: each SM retires bf16_tensor_fmas_per_sm multiply-adds per cycle.
+  info.bf16_tensor_fmas_per_sm = bf16_tensor_fmas_per_sm(info.major, info.minor);
+  info.peak_bf16_gflops =
+      static_cast<double>(info.sm_count) * info.bf16_tensor_fmas_per_sm * 2.0 * info.sm_clock_khz * 1e3 / 1e9;
   // Peak bandwidth: the memory transfers on both clock edges, bus_bits / 8 bytes per transfer.
   info.peak_bandwidth_gbs = 2.0 * info.memory_clock_khz * 1e3 * (info.memory_bus_bits / 8.0) / 1e9;
   return info;
@@ -111,6 +130,9 @@ void print_device_info(const DeviceInfo& d) {
     std::printf("  peak FP32 unknown for this architecture, ");
   std::printf("peak bandwidth %.0f GB/s (2 x %.0f MHz x %d bytes)\n", d.peak_bandwidth_gbs,
               d.memory_clock_khz / 1e3, d.memory_bus_bits / 8);
+  if (d.bf16_tensor_fmas_per_sm > 0)
+    std::printf("  peak dense bf16 (FP32 sums) %.1f GFLOP/s (%d SMs x %d multiply-adds x 2 x %.0f MHz)\n",
+                d.peak_bf16_gflops, d.sm_count, d.bf16_tensor_fmas_per_sm, d.sm_clock_khz / 1e3);
 }
 
 void require_device_memory(const DeviceInfo& info, std::size_t bytes, const std::string& what) {

@@ -98,12 +98,26 @@ struct DeviceInfo {
   int memory_bus_bits = 0;                ///< memory bus width in bits
   int fp32_lanes_per_sm = 0;              ///< FP32 FMA units per SM for this architecture (0: unknown)
   double peak_fp32_gflops = 0;            ///< sm_count × lanes × 2 FLOP/FMA × SM clock
-  double peak_bandwidth_gbs = 0;          ///< 2 (double data rate) × memory clock × bus bytes, decimal GB/s
+  int bf16_tensor_fmas_per_sm = 0; ///< dense bf16 multiply-adds (FP32 sums) per SM per clock (0: unknown)
+  double peak_bf16_gflops = 0;     ///< sm_count × bf16_tensor_fmas_per_sm × 2 × SM clock (0: unknown)
+  double peak_bandwidth_gbs = 0;   ///< 2 (double data rate) × memory clock × bus bytes, decimal GB/s
 };
 
 /// FP32 FMA units per SM for compute capability major.minor (the CUDA Programming Guide's
 /// throughput table); 0 for an architecture this table does not know.
 int fp32_lanes_per_sm(int major, int minor);
+
+/// Dense bfloat16 multiply-adds per SM per clock that the tensor cores retire with FP32 sums, for
+/// compute capability major.minor: 1024 on 8.0 (A100) and 2048 on 9.0 (H100, H200), by the vendor's
+/// peak figures. 0 elsewhere: on 8.6 and 8.9 the rate with FP32 sums differs between products of
+/// the same capability (GeForce cards run it at a fraction of the workstation and data-center
+/// rate), so no figure is claimed.
+int bf16_tensor_fmas_per_sm(int major, int minor);
+
+/// Exits 77 with one `SKIP: no usable CUDA GPU: ...` line when @p info's compute capability is
+/// below @p major.@p minor: what @p program needs (@p why) and what was found.
+void require_compute_capability(const DeviceInfo& info, int major, int minor, const std::string& program,
+                                const std::string& why);
 
 /// Picks device @p index and reads its properties. With no usable GPU or driver, prints the line
 /// no_gpu_message() makes on stderr and exits 77 (kExitNoGpu); an index past the last device is

@@ -11,9 +11,13 @@
 #include "report.hpp"
 #include "verify.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cs {
@@ -42,13 +46,42 @@ std::int64_t count(const dim3& d) {
   return static_cast<std::int64_t>(d.x) * d.y * d.z;
 }
 
+// The host's values copied to the device as its element type: the floats themselves, or each
+// converted to bfloat16 (exactly: random_bf16_matrix made them bfloat16 values).
+template <typename Input>
+DeviceBuffer<Input> upload(const std::vector<float>& values) {
+  if constexpr (std::is_same_v<Input, float>) {
+    return DeviceBuffer<float>(values);
+  } else {
+    // Each value is a bfloat16 already, so its bfloat16 is its float's top 16 bits, taken as they are
+    // (no rounding left to do; much faster than a conversion call per element, for 2^31 of them),
+    // and copied over a slice at a time (no second copy of a matrix on the host).
+    DeviceBuffer<Input> buffer(values.size());
+    constexpr std::size_t kSlice = std::size_t{1} << 24;
+    std::vector<Input> slice(std::min(values.size(), kSlice));
+    for (std::size_t first = 0; first < values.size(); first += kSlice) {
+      const std::size_t count = std::min(kSlice, values.size() - first);
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t bits = 0;
+        std::memcpy(&bits, &values[first + i], sizeof bits);
+        __nv_bfloat16_raw raw;
+        raw.x = static_cast<unsigned short>(bits >> 16);
+        slice[i] = raw;
+      }
+      CUDA_CHECK(
+          cudaMemcpy(buffer.get() + first, slice.data(), count * sizeof(Input), cudaMemcpyHostToDevice));
+    }
+    return buffer;
+  }
+}
+
 } // namespace
 
-bool launch_fits_int32(const MatmulLaunch& launch, const MatmulShape& shape) {
+bool launch_fits_int32(const LaunchPlan& launch, const MatmulShape& shape) {
   return fits_int32_indices(shape, count(launch.grid) * count(launch.block));
 }
 
-void print_launch(const MatmulLaunch& launch, const MatmulShape& shape) {
+void print_launch(const LaunchPlan& launch, const MatmulShape& shape) {
   const long long blocks = count(launch.grid);
   const long long threads = count(launch.block);
   std::printf(
@@ -65,7 +98,10 @@ void print_launch(const MatmulLaunch& launch, const MatmulShape& shape) {
                                                 : "64-bit (an index of this problem passes 2^31)");
 }
 
-int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
+template <typename Input>
+int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
+  // The element type of A and B decides the inputs, the tolerance, the peak and the yardstick.
+  constexpr bool kBf16 = std::is_same_v<Input, __nv_bfloat16>;
   // 1. Parse the command line. Bad input stops here with exit code 2, before any GPU work, and so
   //    does a problem the stage cannot launch: the plan is made once every option is read.
   MatmulShape shape;
@@ -78,20 +114,25 @@ int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
   cli.add_flag("plan", &plan_only, "print the launch plan and exit, without touching a GPU");
   cli.add_validator([&] { stage.plan(shape); });
   parse_or_exit(cli, argc, argv);
-  const MatmulLaunch launch = stage.plan(shape);
+  const MatmulLaunchOf<Input> launch = stage.plan(shape);
   if (plan_only) {
     std::printf("%s: C (%s) = A * B\n", stage.name.c_str(), to_string(shape).c_str());
     print_launch(launch, shape);
     return kExitPass;
   }
 
-  // 2. Pick the GPU (exit 77 when there is none) and say what it is.
+  // 2. Pick the GPU (exit 77 when there is none, or none new enough) and say what it is.
   const DeviceInfo device = pick_device(run.device);
   print_device_info(device);
+  if (stage.min_compute_capability > 0)
+    require_compute_capability(device, stage.min_compute_capability / 10, stage.min_compute_capability % 10,
+                               stage.name, stage.needs);
 
-  // 3. Generate A (m x k) and B (k x n) on the host: seeded, uniform in [-1, 1), not symmetric.
-  const std::vector<float> a = random_matrix(shape.m, shape.k, run.seed, Operand::kA);
-  const std::vector<float> b = random_matrix(shape.k, shape.n, run.seed, Operand::kB);
+  // 3. Generate A (m x k) and B (k x n) on the host: seeded, uniform in [-1, 1), not symmetric; for
+  //    a bf16 stage rounded to bfloat16, so that the floats here are exactly the GPU's values.
+  const auto generate = kBf16 ? random_bf16_matrix : random_matrix;
+  const std::vector<float> a = generate(shape.m, shape.k, run.seed, Operand::kA);
+  const std::vector<float> b = generate(shape.k, shape.n, run.seed, Operand::kB);
   std::printf("\n%s: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld)\n", stage.name.c_str(),
               static_cast<long long>(shape.m), static_cast<long long>(shape.n),
               static_cast<long long>(shape.m), static_cast<long long>(shape.k),
@@ -104,28 +145,28 @@ int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
   const std::int64_t blocks = count(launch.grid);
   const std::size_t stamp_bytes =
       launch.block_clocks ? 2 * static_cast<std::size_t>(blocks) * sizeof(long long) : 0;
-  require_device_memory(device, (a.size() + b.size() + c_count) * sizeof(float) + stamp_bytes,
+  require_device_memory(device, (a.size() + b.size()) * sizeof(Input) + c_count * sizeof(float) + stamp_bytes,
                         "A, B and C" + std::string(launch.block_clocks ? " and the block clock stamps" : ""));
-  const DeviceBuffer<float> d_a(a);
-  const DeviceBuffer<float> d_b(b);
+  const DeviceBuffer<Input> d_a = upload<Input>(a);
+  const DeviceBuffer<Input> d_b = upload<Input>(b);
   DeviceBuffer<float> d_c(c_count);
   const BlockClocks clocks(launch.block_clocks ? blocks : 0);
 
   // 5. Launch: warm-up runs, then each timed run between its own pair of CUDA events. C is
   //    poisoned first, so an element no thread writes stays NaN and fails the check in step 7.
   d_c.poison();
-  const MatmulArgs args{d_a.get(),
-                        d_b.get(),
-                        d_c.get(),
-                        shape.m,
-                        shape.n,
-                        shape.k,
-                        clocks.device_stamps(),
-                        launch_fits_int32(launch, shape)};
+  const MatmulArgsOf<Input> args{d_a.get(),
+                                 d_b.get(),
+                                 d_c.get(),
+                                 shape.m,
+                                 shape.n,
+                                 shape.k,
+                                 clocks.device_stamps(),
+                                 launch_fits_int32(launch, shape)};
   const TimingStats time = time_with_events(run, [&] { launch.run(args); });
 
   // 6. Copy C back to the host.
-  const std::vector<float> c = d_c.to_host();
+  std::vector<float> c = d_c.to_host();
 
   // 7. Verify C against the CPU reference accumulated in double (every element, or a sample).
   Measurement kernel;
@@ -133,11 +174,19 @@ int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
   kernel.what = launch.what;
   kernel.time = time;
   kernel.rate = matmul_gflops(shape, time.median_ms);
-  kernel.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * kernel.rate / device.peak_fp32_gflops : NAN;
-  kernel.check = verify_matmul(a, b, c, shape, run.check, run.seed);
+  const double peak = kBf16 ? device.peak_bf16_gflops : device.peak_fp32_gflops;
+  kernel.pct_peak = peak > 0 ? 100.0 * kernel.rate / peak : NAN;
+  kernel.check = verify_matmul(a, b, c, shape, run.check, run.seed,
+                               kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32);
 
-  // 8. The yardstick: cuBLAS SGEMM in strict FP32, on the same device buffers, in the same run.
-  const Measurement cublas = measure_cublas_sgemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b);
+  // 8. The yardstick, on the same device buffers, in the same run: cuBLAS SGEMM in strict FP32, or
+  //    for bf16 inputs cuBLAS with the same types (bf16 A and B, FP32 sums and C). Its C comes back
+  //    into the host memory of ours (checked already): one C on the host, allocated once.
+  Measurement cublas;
+  if constexpr (kBf16)
+    cublas = measure_cublas_bf16_gemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b, c);
+  else
+    cublas = measure_cublas_sgemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b, c);
   kernel.pct_yardstick = 100.0 * kernel.rate / cublas.rate;
 
   // 9. Report: the table, the JSON object with --json, and the RESULT line; the exit code says
@@ -145,6 +194,8 @@ int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
   Report report(stage.name, to_string(shape), "GFLOP/s", "cuBLAS");
   report.add(cublas);
   report.add(kernel);
+  if (kBf16) report.add_field("inputs", "bf16"); // the FP32 stages' reports name no type: fp32
+
   if (launch.block_clocks) {
     // The original tutorial's clock: max(end) - min(start) over the blocks' stamps of the last
     // launch, beside the longest single block and the event time.
@@ -155,5 +206,9 @@ int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
   }
   return report.finish(run);
 }
+
+// The two element types of A and B the stages use.
+template int run_matmul_stage<float>(const MatmulStageOf<float>&, int, char**);
+template int run_matmul_stage<__nv_bfloat16>(const MatmulStageOf<__nv_bfloat16>&, int, char**);
 
 } // namespace cs

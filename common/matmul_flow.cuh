@@ -13,6 +13,8 @@
 #include "cuda_check.cuh"
 #include "gpu_timer.cuh"
 
+#include <cuda_bf16.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,10 +35,12 @@ constexpr std::int64_t kMaxGridY = 65535;
 dim3 grid_of(std::int64_t blocks_x, std::int64_t blocks_y = 1);
 
 /// One problem on the device, as a stage's launch function receives it: C = A·B with A m×k,
-/// B k×n and C m×n, row-major, in device memory.
-struct MatmulArgs {
-  const float* a = nullptr;          ///< A, m × k
-  const float* b = nullptr;          ///< B, k × n
+/// B k×n and C m×n, row-major, in device memory. A and B hold @p Input: `float` for the FP32 stages
+/// (MatmulArgs), `__nv_bfloat16` for the tensor-core stages (Bf16MatmulArgs); C is FP32 in both.
+template <typename Input>
+struct MatmulArgsOf {
+  const Input* a = nullptr;          ///< A, m × k
+  const Input* b = nullptr;          ///< B, k × n
   float* c = nullptr;                ///< C, m × n (poisoned before the first launch)
   std::int64_t m = 0;                ///< rows of A and C
   std::int64_t n = 0;                ///< columns of B and C
@@ -44,22 +48,25 @@ struct MatmulArgs {
   long long* block_stamps = nullptr; ///< room for clock64() stamps, 2 per block (MatmulLaunch::block_clocks)
   bool int32_indices = false;        ///< every index of this launch fits in an `int` (launch_fits_int32)
 };
+/// The problem of an FP32 stage: A, B and C in FP32.
+using MatmulArgs = MatmulArgsOf<float>;
+/// The problem of a tensor-core stage: A and B in bfloat16, C in FP32.
+using Bf16MatmulArgs = MatmulArgsOf<__nv_bfloat16>;
 
 /// Calls @p launch with the sizes of @p p as three `int`s when every index of the launch fits in
 /// 32 bits, else as three `std::int64_t`s, so that a kernel templated on its index type is
 /// instantiated for the one the host picked: `with_index_type(p, [&](auto m, auto n, auto k) {
 /// kernel<<<grid, block>>>(p.a, p.b, p.c, m, n, k); })`. Chapter 02 says why it pays.
-template <typename Launch>
-void with_index_type(const MatmulArgs& p, Launch&& launch) {
+template <typename Input, typename Launch>
+void with_index_type(const MatmulArgsOf<Input>& p, Launch&& launch) {
   if (p.int32_indices)
     launch(static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k));
   else
     launch(p.m, p.n, p.k);
 }
 
-/// How a stage launches its kernel for one problem size: the launch geometry, what the report
-/// calls it, and the launch itself.
-struct MatmulLaunch {
+/// What a launch looks like, whatever the element type: its geometry and what the report calls it.
+struct LaunchPlan {
   std::string name;               ///< the variant's name in the report, e.g. "tiled32"
   std::string what;               ///< what the variant is, one line for the report
   dim3 grid;                      ///< blocks in the grid
@@ -70,30 +77,59 @@ struct MatmulLaunch {
   /// The kernel is templated on its index type and launched through with_index_type() (32-bit
   /// indices when they fit); false: it takes 64-bit sizes and offsets whatever the problem.
   bool index_width_from_host = true;
-  std::function<void(const MatmulArgs&)> run; ///< enqueues the kernel and checks the launch
 };
 
+/// How a stage launches its kernel for one problem size: the launch geometry, what the report
+/// calls it, and the launch itself.
+template <typename Input>
+struct MatmulLaunchOf : LaunchPlan {
+  std::function<void(const MatmulArgsOf<Input>&)> run; ///< enqueues the kernel and checks the launch
+};
+/// The launch of an FP32 stage.
+using MatmulLaunch = MatmulLaunchOf<float>;
+/// The launch of a tensor-core stage (bf16 A and B).
+using Bf16MatmulLaunch = MatmulLaunchOf<__nv_bfloat16>;
+
 /// A matrix-multiply stage, as its `main()` hands it to run_matmul_stage().
-struct MatmulStage {
+template <typename Input>
+struct MatmulStageOf {
   std::string name;    ///< the directory, the program and the report's stage, e.g. "04_shared_tiled"
   std::string summary; ///< one sentence for `--help`
   /// Declares the stage's own options (`--block`, `--tile`, ...) on the command line.
   std::function<void(CommandLine&)> add_options;
   /// Plans the launch for a problem; throws UsageError when the stage cannot launch it.
-  std::function<MatmulLaunch(const MatmulShape&)> plan;
+  std::function<MatmulLaunchOf<Input>(const MatmulShape&)> plan;
+  /// The oldest GPU the kernel runs on, as 10 x major + minor (80: compute capability 8.0); on an
+  /// older one the stage exits 77 with one line that names both. 0: any GPU CUDA 13 supports.
+  int min_compute_capability = 0;
+  /// What needs that capability, for that line (e.g. "bf16 mma.sync").
+  std::string needs;
 };
+/// An FP32 stage.
+using MatmulStage = MatmulStageOf<float>;
+/// A tensor-core stage: bf16 A and B, FP32 sums and C, checked with the tensor-core tolerance
+/// (verify.hpp) and measured against cuBLAS with the same types.
+using Bf16MatmulStage = MatmulStageOf<__nv_bfloat16>;
 
 /// Whether every index of @p launch on @p shape fits in 32 bits: the element counts of A, B and C,
 /// and the number of threads launched.
-bool launch_fits_int32(const MatmulLaunch& launch, const MatmulShape& shape);
+bool launch_fits_int32(const LaunchPlan& launch, const MatmulShape& shape);
 
 /// Prints the launch: grid, block, threads, shared memory, the stage's notes, the index width.
-void print_launch(const MatmulLaunch& launch, const MatmulShape& shape);
+void print_launch(const LaunchPlan& launch, const MatmulShape& shape);
 
 /// The whole host flow of a matrix-multiply stage: parse, pick the GPU, generate, allocate and
 /// copy, warm up and time, copy back, verify, measure cuBLAS, report. Returns the exit code
-/// (0 pass, 1 verification failed); bad input exits 2 before any GPU work, no GPU exits 77, a
-/// CUDA error exits 3.
-int run_matmul_stage(const MatmulStage& stage, int argc, char** argv);
+/// (0 pass, 1 verification failed); bad input exits 2 before any GPU work, no GPU (or one older
+/// than the stage needs) exits 77, a CUDA error exits 3. One flow for both element types
+/// (matmul_flow.cu instantiates it for `float` and `__nv_bfloat16`).
+template <typename Input>
+int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv);
+
+/// The FP32 stages' call, `run_matmul_stage({name, summary, options, plan}, argc, argv)`: a braced
+/// list names no element type, so this overload gives it one.
+inline int run_matmul_stage(const MatmulStage& stage, int argc, char** argv) {
+  return run_matmul_stage<float>(stage, argc, argv);
+}
 
 } // namespace cs

@@ -25,6 +25,21 @@ enum class Operand : std::uint64_t {
 /// non-symmetric (a kernel that swaps A[i][k] for A[k][i] fails).
 std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which);
 
+/// @p value rounded to the nearest bfloat16 (ties to even), returned as the float of the same value.
+///
+/// bfloat16 is a float's top 16 bits: the same 8-bit exponent, 8 significant bits instead of 24. So
+/// the rounding is integer arithmetic on the bits, the same on every platform, and the result
+/// converts to and from bfloat16 exactly. NaN and ±Inf are not expected here (the generator makes
+/// none).
+float round_to_bf16(float value);
+
+/// The matrix random_matrix() draws for the same arguments, each value rounded to bfloat16
+/// (round_to_bf16): uniform in [-1, 1] with 8 significant bits, every value exactly a bfloat16.
+/// The bf16 stages copy these values to the GPU as bfloat16 and check it against the double
+/// reference of exactly these values, so rounding the inputs is never mistaken for an error.
+std::vector<float> random_bf16_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
+                                      Operand which);
+
 /// The bit pattern used to poison outputs before every run: 0xFFFFFFFF, a NaN that arithmetic
 /// never produces (the GPU's NaN is 0x7FFFFFFF, the x86 default 0xFFC00000), and the pattern
 /// `cudaMemset(ptr, 0xFF, bytes)` writes. An element still holding it was never written.

@@ -67,6 +67,28 @@ class Comparison {
 /// γ_K = K·u / (1 − K·u) with u = 2⁻²⁴: the FP32 rounding-error bound for sums of K terms.
 double fp32_sum_tolerance(std::int64_t terms);
 
+/// How a kernel adds up the K products of an element of C, which decides the tolerance.
+enum class Accumulation {
+  kFp32,       ///< IEEE FP32 additions or fused multiply-adds, rounded to nearest: fp32_sum_tolerance
+  kTensorCore, ///< tensor-core block sums into an FP32 accumulator: tensor_core_sum_tolerance
+};
+
+/// The bound for K products of bfloat16 values summed in FP32 by tensor cores:
+/// γ_2K(2u) = 2K·(2u) / (1 − 2K·(2u)), u = 2⁻²⁴.
+///
+/// A tensor core does not round like IEEE additions. One instruction adds b products and the
+/// accumulator in one step (a block FMA: b = 16 for mma m16n8k16): the products are exact (8 + 8
+/// significant bits fit in FP32's 24), but before the sum every addend is shifted to the exponent of
+/// the largest and its bits past the 24th are cut off (truncated, not rounded), and the sum is
+/// truncated to FP32 again. So each of the b + 1 addends may lose up to 2u of the largest
+/// magnitude in the block (truncation doubles the unit roundoff), and the result 2u of itself: at
+/// most (b + 2)·2u·S, where S bounds the sum of the magnitudes in the block. Chained over K / b
+/// blocks, whatever their order or grouping, that is at most K·(1 + 2/b)·2u·Σ|a·b| to first order,
+/// which γ_2K(2u)·Σ|a·b| covers for every b ≥ 2. A dropped or doubled term moves an element by
+/// |a·b| itself, in most elements far more. The unit tests (tests/test_common.cpp) sum in this model
+/// in many orders and block sizes and check both; chapter 12 shows how close the GPU comes.
+double tensor_core_sum_tolerance(std::int64_t terms);
+
 /// Full CPU reference: C = A·B accumulated in double (row-major, shape.m × shape.n).
 std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b,
                                      const MatmulShape& shape);
@@ -74,7 +96,8 @@ std::vector<double> reference_matmul(const std::vector<float>& a, const std::vec
 /// Whether kAuto picks the full check for this shape (m·n·k ≤ 2³⁰), else the sampled one.
 bool full_check_is_cheap(const MatmulShape& shape);
 
-/// Checks @p c against the double reference of A·B as @p mode asks.
+/// Checks @p c against the double reference of A·B as @p mode asks, with the tolerance of
+/// @p accumulation.
 ///
 /// Full: every element. Sampled: every element is scanned for NaN/Inf/never-written, and the
 /// reference is computed for the four borders (up to 1024 evenly spaced elements per edge, the
@@ -82,6 +105,6 @@ bool full_check_is_cheap(const MatmulShape& shape);
 /// instead of O(m·n·k).
 CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>& b,
                           const std::vector<float>& c, const MatmulShape& shape, CheckMode mode,
-                          std::uint64_t seed);
+                          std::uint64_t seed, Accumulation accumulation = Accumulation::kFp32);
 
 } // namespace cs

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tour: runs every built stage in order, at the size that shows its lesson, and prints one
-# progression table. Usage: scripts/tour.sh <build-dir> [results-dir]   (the 'tour' target runs it)
+# progression table. Usage: scripts/tour.sh <build-dir> [results-dir] [--quick]   (the 'tour' target
+# runs it; --quick runs every stage at a small size, to check the tour works, not to measure: its test)
 #
 # Writes <results-dir>/tour.json (every stage's --json object, in one array), tour.csv (one row per
 # variant), tour.txt (the table) and, where python3 with matplotlib is installed, tour.png. The
@@ -10,8 +11,11 @@
 # passed (a stage skipped for want of a GPU counts as passed), 1 otherwise.
 set -u
 export LC_ALL=C # a decimal point in printf and awk, whatever the locale
-build=${1:?usage: tour.sh <build-dir> [results-dir]}
-results=${2:-$build/results}
+quick=0
+args=()
+for arg in "$@"; do if [[ $arg == --quick ]]; then quick=1; else args+=("$arg"); fi; done
+build=${args[0]:?usage: tour.sh <build-dir> [results-dir] [--quick]}
+results=${args[1]:-$build/results}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$results"
 # The cmake that configured the build reads the reports.
@@ -34,6 +38,8 @@ plan=(
   "09_vectorized|--size 4096|16-byte loads, A's tile transposed"
   "10_warp_tiling|--size 4096|block, warp and thread tiles"
   "11_pipelined|--size 4096|next tiles load during the products"
+  "12_tensor_cores|--size 4096|bf16 on the tensor cores: mma.sync"
+  "13_ldmatrix_swizzle|--size 4096|ldmatrix from XOR-swizzled tiles"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
@@ -50,6 +56,10 @@ echo "stage,variant,what,size,median_ms,rate,unit,pct_peak,pct_yardstick,yardsti
 rows=() json_objects=() skipped=() skip_reasons=() failed=0 index=0
 for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
+  if ((quick)); then # small sizes: 01 at 300, the matrix products at 1024, transpose 2048, dot 2^22
+    args=$(sed -e 's/--size 1000/--size 300/; s/--size 4096/--size 1024/; s/--size 8192/--size 2048/' \
+      -e 's/--n 268435456/--n 4194304/' <<<"$args")
+  fi
   index=$((index + 1))
   exe=$build/$stage/$stage
   [[ -x $exe ]] || continue

@@ -7,12 +7,14 @@
 #include "report.hpp"
 #include "verify.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -155,6 +157,18 @@ void sampled_check_passes_a_correct_result() {
   EXPECT(r.compared > 1000 && r.compared < 300 * 200);
 }
 
+void sampled_check_in_slices_passes_and_catches() {
+  // K = 50000 with about 1600 picks: enough terms for the sampled reference to be summed in slices of
+  // K on several threads where the machine has them. A correct result passes; a corner off by 100
+  // (past the bound, K·u·Σ|a·b| ≈ 37 here) fails, and only it.
+  Problem p = make_problem(40, 40, 50000);
+  EXPECT(cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kSample, 5).passed);
+  p.c[39 * 40 + 39] -= 100.0f;
+  const cs::CheckResult r = cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kSample, 5);
+  EXPECT(!r.passed && r.out_of_tolerance == 1);
+  EXPECT(r.first_failure.rfind("C[39][39] = ", 0) == 0);
+}
+
 void sampled_check_catches_a_wrong_border() {
   Problem p = make_problem(300, 200, 50);
   p.c[299 * 200 + 199] += 0.5f; // the bottom-right corner: always sampled
@@ -171,6 +185,186 @@ void sampled_check_catches_an_unwritten_interior() {
   p.c[123 * 200 + 77] = untouched[0]; // unlikely to be sampled, but every element is scanned
   const cs::CheckResult r = cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kSample, 5);
   EXPECT(!r.passed && r.unwritten == 1);
+}
+
+// ---- The tensor-core tolerance (verify.hpp, tensor_core_sum_tolerance) ---------------------------
+//
+// A model of how a tensor core adds (the block FMA the tolerance's derivation assumes): b products of
+// bf16 values, exact, and the accumulator are each cut to the bits at or above 2^(E - 24), where 2^E
+// bounds the largest of them (24 significant bits kept for the largest, truncation toward zero for
+// every one), added exactly, and the sum truncated to FP32. Real tensor cores keep as many bits or
+// more, so their error is at most the model's.
+
+// x truncated toward zero to a float (round toward zero, as the tensor core's last step).
+double truncate_to_float(double x) {
+  float f = static_cast<float>(x); // to nearest
+  if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+// One block FMA: accumulator + Σ products, in the model above.
+double block_fma(double accumulator, const std::vector<double>& products) {
+  double largest = std::fabs(accumulator);
+  for (const double p : products) largest = std::max(largest, std::fabs(p));
+  if (largest == 0) return 0;
+  int e = 0;
+  std::frexp(largest, &e); // largest < 2^e
+  const double place = std::ldexp(1.0, e - 24);
+  double sum = std::trunc(accumulator / place) * place; // exact: at most 2^24 units of `place`
+  for (const double p : products) sum += std::trunc(p / place) * place;
+  return truncate_to_float(sum);
+}
+
+// The K products of one element summed by block FMAs of `block` products, in the order `order`
+// (a permutation of 0 .. K-1), or as a tree: blocks summed separately in pairs of partial sums.
+double tensor_core_sum(const std::vector<double>& products, const std::vector<std::size_t>& order,
+                       std::size_t block, bool tree) {
+  std::vector<double> partials;
+  double accumulator = 0;
+  for (std::size_t start = 0; start < order.size(); start += block) {
+    std::vector<double> chunk;
+    for (std::size_t i = start; i < std::min(order.size(), start + block); ++i)
+      chunk.push_back(products[order[i]]);
+    if (tree)
+      partials.push_back(block_fma(0, chunk));
+    else
+      accumulator = block_fma(accumulator, chunk);
+  }
+  if (!tree) return accumulator;
+  while (partials.size() > 1) { // pairs of partial sums, each one FP32 addition truncated
+    std::vector<double> next;
+    for (std::size_t i = 0; i + 1 < partials.size(); i += 2)
+      next.push_back(block_fma(partials[i], {partials[i + 1]}));
+    if (partials.size() % 2) next.push_back(partials.back());
+    partials = next;
+  }
+  return partials.empty() ? 0 : partials[0];
+}
+
+// bf16 values of three kinds: uniform in [-1, 1] (the stages' inputs), all positive (no
+// cancellation: the sum grows fastest), and spread over 2^-20 .. 1 (small terms lose the most bits
+// when aligned to a large one).
+std::vector<double> bf16_values(std::size_t count, int kind, std::mt19937_64& engine) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-20, 0);
+  std::vector<double> values(count);
+  for (double& v : values) {
+    float x = uniform(engine);
+    if (kind == 1) x = std::fabs(x);
+    if (kind == 2) x = std::ldexp(x, exponent(engine));
+    v = cs::round_to_bf16(x);
+  }
+  return values;
+}
+
+void scan_in_slices_counts_as_one_pass() {
+  // Large enough (2^27 + 5 elements) to be scanned on two threads or more where the machine has them:
+  // the counts and the first bad element named are those of one pass.
+  std::vector<float> values((std::size_t{1} << 27) + 5, 1.0f);
+  std::vector<float> one_poison(1);
+  cs::poison(one_poison);
+  values[values.size() - 1] = one_poison[0];                               // never written, in the last slice
+  values[values.size() / 2 + 1] = std::numeric_limits<float>::quiet_NaN(); // computed NaN, a later slice
+  values[12345] = one_poison[0];                                           // the first bad element
+  cs::Comparison cmp(1e-6, 1000, "C");
+  cmp.scan(values.data(), static_cast<std::int64_t>(values.size()));
+  const cs::CheckResult r = cmp.finish("full");
+  EXPECT(r.unwritten == 2 && r.non_finite == 1 && !r.passed);
+  EXPECT(r.scanned == static_cast<std::int64_t>(values.size()));
+  EXPECT(r.first_failure.rfind("C[12][345] = ", 0) == 0);
+}
+
+void tensor_core_tolerance_holds_in_every_order() {
+  // Many element sums, in the model, in many orders and block sizes: every error within the bound.
+  std::mt19937_64 engine(11);
+  double worst = 0;
+  for (const std::int64_t k : {1, 2, 3, 16, 17, 100, 1000, 4096, 5003}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      for (int trial = 0; trial < 4; ++trial) {
+        const std::vector<double> a = bf16_values(static_cast<std::size_t>(k), kind, engine);
+        const std::vector<double> b = bf16_values(static_cast<std::size_t>(k), kind, engine);
+        std::vector<double> products(a.size());
+        double exact = 0, scale = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          products[i] = a[i] * b[i]; // exact in double (and in FP32: 16 significant bits)
+          exact += products[i];      // exact enough: double has 29 bits more than the model keeps
+          scale += std::fabs(products[i]);
+        }
+        std::vector<std::size_t> order(a.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::vector<std::vector<std::size_t>> orders = {
+            order, std::vector<std::size_t>(order.rbegin(), order.rend())};
+        std::shuffle(order.begin(), order.end(), engine);
+        orders.push_back(order);
+        for (const auto& o : orders)
+          for (const std::size_t block : {2, 4, 8, 16, 32})
+            for (const bool tree : {false, true}) {
+              const double error = std::fabs(tensor_core_sum(products, o, block, tree) - exact) / scale;
+              const double bound = cs::tensor_core_sum_tolerance(k);
+              EXPECT(error <= bound);
+              worst = std::max(worst, error / bound);
+            }
+      }
+    }
+  }
+  std::printf("largest error in the model: %.3f of the bound\n", worst);
+}
+
+void tensor_core_tolerance_catches_a_dropped_or_doubled_term() {
+  // A 48 x 40 product summed in the model (blocks of 16, in order): the check passes it, and fails it
+  // when one k-term is dropped from, or added twice to, every element (K = 16, 300, 2000), or a
+  // whole k-tile of 32 terms is (K = 4100). A worst-case bound grows like K·Σ|a·b|, about K²/4 with
+  // these inputs, while a term stays below 1: past K of about 2000 one lost term can hide under it
+  // (chapter 12 says so), a lost tile cannot.
+  for (const std::int64_t k : {16, 300, 2000, 4100}) {
+    const cs::MatmulShape shape{48, 40, k};
+    const std::vector<float> a = cs::random_bf16_matrix(shape.m, shape.k, 3, cs::Operand::kA);
+    const std::vector<float> b = cs::random_bf16_matrix(shape.k, shape.n, 3, cs::Operand::kB);
+    const std::int64_t first = k / 2,
+                       terms = k > 2000 ? 32 : 1; // the k-terms a wrong kernel drops or doubles
+    std::vector<float> c(48 * 40), dropped(c.size()), doubled(c.size());
+    for (std::int64_t i = 0; i < shape.m; ++i)
+      for (std::int64_t j = 0; j < shape.n; ++j) {
+        std::vector<double> products(static_cast<std::size_t>(k));
+        for (std::int64_t t = 0; t < k; ++t)
+          products[t] = static_cast<double>(a[i * k + t]) * b[t * shape.n + j];
+        std::vector<std::size_t> order(products.size());
+        for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
+        const double sum = tensor_core_sum(products, order, 16, false);
+        double lost = 0;
+        for (std::int64_t t = first; t < first + terms; ++t) lost += products[t];
+        c[i * shape.n + j] = static_cast<float>(sum);
+        dropped[i * shape.n + j] = static_cast<float>(sum - lost);
+        doubled[i * shape.n + j] = static_cast<float>(sum + lost);
+      }
+    const auto check = [&](const std::vector<float>& result) {
+      return cs::verify_matmul(a, b, result, shape, cs::CheckMode::kFull, 1, cs::Accumulation::kTensorCore);
+    };
+    EXPECT(check(c).passed);
+    EXPECT(!check(dropped).passed);
+    EXPECT(!check(doubled).passed);
+    std::printf(
+        "K = %lld: correct max rel err %.2e; %lld term(s) dropped %.2e, doubled %.2e; tolerance %.2e\n",
+        static_cast<long long>(k), check(c).max_rel_error, static_cast<long long>(terms),
+        check(dropped).max_rel_error, check(doubled).max_rel_error, cs::tensor_core_sum_tolerance(k));
+  }
+}
+
+void bf16_inputs_are_bf16_values() {
+  // Every generated value is exactly a bfloat16 (its 16 low bits are zero), in [-1, 1], and the
+  // rounding is to nearest, ties to even.
+  const std::vector<float> v = cs::random_bf16_matrix(64, 64, 9, cs::Operand::kA);
+  for (const float x : v) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    EXPECT((bits & 0xFFFFu) == 0);
+    EXPECT(x >= -1.0f && x <= 1.0f);
+  }
+  EXPECT(cs::round_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 1.0f);                            // a tie: to even
+  EXPECT(cs::round_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 1.0f + std::ldexp(1.0f, -6)); // a tie: to even
+  EXPECT(cs::round_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)) ==
+         1.0f + std::ldexp(1.0f, -7));
+  EXPECT(cs::round_to_bf16(-0.3f) == -0.30078125f);
 }
 
 void tolerance_grows_with_k() {
@@ -379,9 +573,14 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(comparison_catches_an_unwritten_element),
     CASE(comparison_catches_a_lost_term),
     CASE(sampled_check_passes_a_correct_result),
+    CASE(sampled_check_in_slices_passes_and_catches),
     CASE(sampled_check_catches_a_wrong_border),
     CASE(sampled_check_catches_an_unwritten_interior),
     CASE(tolerance_grows_with_k),
+    CASE(scan_in_slices_counts_as_one_pass),
+    CASE(tensor_core_tolerance_holds_in_every_order),
+    CASE(tensor_core_tolerance_catches_a_dropped_or_doubled_term),
+    CASE(bf16_inputs_are_bf16_values),
     CASE(reference_matches_hand_computed),
     CASE(parser_accepts_good_input),
     CASE(parser_rejects_bad_input),

@@ -14,11 +14,36 @@ if(NOT CUDA_STAGES_COMPUTE_SANITIZER)
                  "  CUDA toolkit), or pass -DCUDA_STAGES_COMPUTE_SANITIZER=/path/to/compute-sanitizer.")
 endif()
 set(CUDA_STAGES_NO_GPU_REGEX "SKIP: no usable CUDA GPU")
+# The cores CTest counts for each test of more than 2^31 elements (about 9 GB of host and device
+# memory each), so that a machine of N cores runs at most N / 2 of them at once.
+set(CUDA_STAGES_LARGE_TEST_PROCESSORS 2)
 
 # cs_add_stage_executable(<target> <source>): a stage program, run by the tour.
 function(cs_add_stage_executable target source)
   add_executable(${target} ${source})
   set_property(GLOBAL APPEND PROPERTY CUDA_STAGES_EXECUTABLES ${target})
+endfunction()
+
+# cs_require_architecture(<target> <min>): builds <target> only for the targeted GPU architectures at
+# or above <min> (80 = compute capability 8.0), since its kernels use instructions older GPUs lack.
+# "native" stands for this machine's GPUs. When no targeted architecture is that new, it is built for
+# <min> alone, so that it still compiles (CI, and a build for an older GPU); the program then finds
+# the older GPU and exits 77 with a line that names both capabilities.
+function(cs_require_architecture target min)
+  set(targeted ${CMAKE_CUDA_ARCHITECTURES})
+  if(targeted STREQUAL "native")
+    set(targeted ${CUDA_STAGES_NATIVE_ARCHITECTURES})
+  endif()
+  set(kept "")
+  foreach(arch IN LISTS targeted)
+    if(arch MATCHES "^([0-9]+)" AND CMAKE_MATCH_1 GREATER_EQUAL ${min})
+      list(APPEND kept ${arch})
+    endif()
+  endforeach()
+  if(NOT kept)
+    set(kept ${min})
+  endif()
+  set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${kept})
 endfunction()
 
 # cs_add_run_test(<name> <target> [GPU] [ARGS args...] [PASS_REGEX regex]): runs the stage; it
@@ -98,8 +123,10 @@ function(cs_add_matmul_tests target)
                   PASS_REGEX "\\{\"stage\":\"${target}\".*\"result\":\"PASS\"${ARG_JSON_REGEX}")
   cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 --reps 1 --warmup 0)
   # Past 2^31 elements: C with 46341 x 46341 elements, and B with 46341 x 46341. About 9 GB of
-  # device and host memory each: PROCESSORS keeps CTest from running more than a few at once.
+  # device and host memory each: PROCESSORS keeps CTest from running more than a few at once (one per
+  # CUDA_STAGES_LARGE_TEST_PROCESSORS cores).
   cs_add_run_test(${target}.c_past_2p31 ${target} GPU ARGS --m 46341 --n 46341 --k 1 --reps 1 --warmup 0)
   cs_add_run_test(${target}.b_past_2p31 ${target} GPU ARGS --m 3 --n 46341 --k 46341 --reps 1 --warmup 0)
-  set_tests_properties(${target}.c_past_2p31 ${target}.b_past_2p31 PROPERTIES PROCESSORS 4)
+  set_tests_properties(${target}.c_past_2p31 ${target}.b_past_2p31 PROPERTIES
+                       PROCESSORS ${CUDA_STAGES_LARGE_TEST_PROCESSORS})
 endfunction()
