@@ -2,8 +2,10 @@
 """Plots the size sweep: sweep.csv in (written by scripts/sweep.sh), a PNG out. Optional: the
 sweep calls it only when python3 with matplotlib is installed.
 
-GFLOP/s against the square size N (log2 axis), one line per matrix-multiply stage and one for
-cuBLAS: at each size the median of the cuBLAS figures the stages measured in their own runs.
+GFLOP/s against the square size N (log2 axis; GFLOP/s on a log axis too when tensor-core stages are
+in it, ten times faster than the FP32 ones), one line per matrix-multiply stage and one for cuBLAS
+per element type (FP32 for the FP32 stages, bf16 for the tensor-core stages): at each size the
+median of the cuBLAS figures those stages measured in their own runs.
 Lines join the powers of two; odd sizes are hollow markers beside them. A run that failed its check, was
 skipped or broke has no point.
 """
@@ -27,7 +29,8 @@ def main(source, target):
     with open(source, newline="") as f:
         rows = list(csv.DictReader(f))
     stages = list(dict.fromkeys(r["stage"] for r in rows))  # in sweep order
-    library = {}  # size -> the cuBLAS figures measured at that size
+    library = {}  # (inputs, size) -> the cuBLAS figures measured at that size by stages of those inputs
+    inputs_of = {r["stage"]: r.get("inputs") or "fp32" for r in rows}
     lines = []
     for stage in stages:
         points = []
@@ -36,7 +39,7 @@ def main(source, target):
                 continue
             size = int(r["size"])
             if number(r["cublas_gflops"]) is not None:
-                library.setdefault(size, []).append(number(r["cublas_gflops"]))
+                library.setdefault((inputs_of[stage], size), []).append(number(r["cublas_gflops"]))
             if r["result"] == "PASS" and number(r["gflops"]) is not None:
                 points.append((size, number(r["gflops"])))
         if points:
@@ -44,13 +47,20 @@ def main(source, target):
     if not lines:
         print("plot: nothing to plot", file=sys.stderr)
         return 1
-    cublas = sorted((size, statistics.median(values)) for size, values in library.items())
+    cublas = {}
+    for (inputs, size), values in library.items():
+        cublas.setdefault(inputs, []).append((size, statistics.median(values)))
 
-    fig, ax = plt.subplots(figsize=(12, 6.5))  # 1200 x 650 pixels at 100 dpi
+    fig, ax = plt.subplots(figsize=(14, 6.5))  # 1400 x 650 pixels at 100 dpi: the legend sits to the right
     colors = plt.get_cmap("tab10").colors
     series = [(stage, points, colors[i % len(colors)], "-") for i, (stage, points) in enumerate(lines)]
-    if cublas:
-        series.append(("cuBLAS (median of the stages' runs)", cublas, "black", "--"))
+    names = {"fp32": ("cuBLAS FP32 (median of the FP32 stages' runs)", "black"),
+             "bf16": ("cuBLAS bf16 in, FP32 sums (median of the tensor-core stages' runs)", "dimgray")}
+    for inputs in ("fp32", "bf16"):
+        if inputs in cublas:
+            label, color = names[inputs]
+            series.append((label, sorted(cublas[inputs]), color, "--"))
+    tensor_cores = "bf16" in inputs_of.values()
     for label, points, color, style in series:
         # The line runs through the powers of two; an odd size is a hollow marker beside it, so its
         # drop (ragged edges, misaligned rows) shows without zig-zagging the line.
@@ -68,14 +78,19 @@ def main(source, target):
     ax.set_xticks([s for s in all_sizes if s & (s - 1) == 0])
     ax.get_xaxis().set_major_formatter(FuncFormatter(lambda x, _: f"{int(x)}"))
     ax.set_xlim(all_sizes[0] / 1.3, all_sizes[-1] * 1.3)
-    ax.set_ylim(bottom=0)
+    if tensor_cores:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
     ax.get_yaxis().set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
-    ax.set_xlabel("N (C = A·B, all N × N, FP32); hollow markers: odd sizes (not powers of two)", fontsize=12)
+    inputs_text = "FP32, or bf16 A and B with FP32 sums and C" if tensor_cores else "FP32"
+    ax.set_xlabel(f"N (C = A·B, all N × N, {inputs_text}); hollow markers: odd sizes (not powers of two)",
+                  fontsize=12)
     ax.set_ylabel("GFLOP/s (2N³ / median time)", fontsize=12)
     ax.set_title("Matrix multiply: each stage and cuBLAS across sizes", fontsize=14)
     ax.tick_params(labelsize=11)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, borderaxespad=0)
     fig.tight_layout()
     fig.savefig(target, dpi=100)
     return 0

@@ -24,6 +24,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 # What each bar colour stands for, named in the title only when such a bar is drawn.
 COLORS = {
     "tab:blue": "blue: matrix-multiply variants",
+    "tab:purple": "purple: the same on the tensor cores (bf16 in, FP32 sums)",
     "tab:green": "green: bandwidth variants",
     "tab:orange": "orange: the library yardstick, measured in the same run",
 }
@@ -102,15 +103,20 @@ def main(source, target, skipped):
                 if not v["yardstick"] and v["rate"] is not None:
                     labels.append(f"{s['stage'][:2]} {v['name']}\n{s['sizes'].split('x')[0]}³")
                     values.append(v["rate"])
-                    colors.append("tab:blue")
-        # The library bar: the yardstick of the last stage that measured one.
-        for s in reversed(matmul):
-            yardstick = next((v for v in s["variants"] if v["yardstick"] and v["rate"] is not None), None)
-            if yardstick is not None:
-                labels.append(f"{yardstick['name']}\n{s['sizes'].split('x')[0]}³")
-                values.append(yardstick["rate"])
-                colors.append("tab:orange")
-                break
+                    colors.append("tab:purple" if s.get("inputs") == "bf16" else "tab:blue")
+        # The library bars: for each element type (FP32; bf16 for the tensor-core stages), the
+        # yardstick of the last stage of that type that measured one.
+        for inputs in ("fp32", "bf16"):
+            for s in reversed(matmul):
+                if s.get("inputs", "fp32") != inputs:
+                    continue
+                yardstick = next((v for v in s["variants"] if v["yardstick"] and v["rate"] is not None), None)
+                if yardstick is not None:
+                    name = yardstick["name"] + (" bf16" if inputs == "bf16" else " FP32")
+                    labels.append(f"{name}\n{s['sizes'].split('x')[0]}³")
+                    values.append(yardstick["rate"])
+                    colors.append("tab:orange")
+                    break
         if values:
             panels.append((labels, values, colors, "Matrix multiply (log scale)", "GFLOP/s", True, None))
     for s in stages:

@@ -69,7 +69,7 @@ if ! [[ $size =~ ^[1-9][0-9]{0,4}$ ]] || ((size > 65536)); then bad "--size must
 
 # ---- The stages: directory, label, arguments and problem shape of each column.
 # A spec is a stage name or number, then comma-separated options for it alone: 04,--tile=16.
-stages=() labels=() stage_args=() shapes=()
+stages=() labels=() stage_args=() shapes=() input_bytes=()
 for spec in "${specs[@]}"; do
   IFS=',' read -r -a words <<<"$spec"
   stage=""
@@ -89,6 +89,8 @@ for spec in "${specs[@]}"; do
   labels+=("$(printf '%s ' "$stage" "${words[@]:1}" | sed 's/ $//')")
   stage_args+=("$(IFS=$'\x1f' && echo "${args[*]}")") # joined by the unit separator (0x1f)
   shapes+=("$shape")
+  # The bytes of an element of A and B: 2 for the tensor-core stages (their plan speaks of bf16), else 4.
+  if grep -q bf16 <<<"$plan"; then input_bytes+=(2); else input_bytes+=(4); fi
 done
 
 # ---- Nsight Compute and a GPU, or exit 77.
@@ -118,6 +120,8 @@ metrics=(
   launch__shared_mem_per_block_static launch__shared_mem_per_block_dynamic
   sm__maximum_warps_per_active_cycle_pct sm__warps_active.avg.pct_of_peak_sustained_active
   smsp__sass_thread_inst_executed_op_ffma_pred_on.sum
+  smsp__inst_executed_pipe_tensor_op_hmma.sum sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  smsp__inst_executed_op_ldsm.sum
   smsp__inst_executed_op_shared_ld.sum l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
   l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
   l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
@@ -214,9 +218,9 @@ read_csv() {
     }' "$1"
 }
 
-# derive <m> <n> <k>: reads read_csv lines and prints the table's rows, "name|cell", in a fixed order.
+# derive <m> <n> <k> <bytes per element of A and B>: reads read_csv lines and prints the table's rows, "name|cell", in a fixed order.
 derive() {
-  awk -F'\t' -v m="$1" -v n="$2" -v k="$3" -v stall_list="${stalls[*]}" '
+  awk -F'\t' -v m="$1" -v n="$2" -v k="$3" -v bytes="$4" -v stall_list="${stalls[*]}" '
     { value[$1] = $2; unit[$1] = $3 }
     function has(key) { return (key in value) && value[key] ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
     function get(key) { return value[key] + 0 }
@@ -243,7 +247,7 @@ derive() {
       row("problem (m x n x k)", m "x" n "x" k)
       ns = "gpu__time_duration.sum"
       cell("duration (ms)", "%.3f", ns, 1e6)
-      row("achieved FP32 rate (GFLOP/s, 2mnk / duration)", has(ns) ? sprintf("%.0f", 2 * m * n * k / base(ns)) : "n/a")
+      row("achieved rate (GFLOP/s, 2mnk / duration)", has(ns) ? sprintf("%.0f", 2 * m * n * k / base(ns)) : "n/a")
       # Launch shape and resources.
       threads = has("launch__block_size") ? get("launch__block_size") : ""
       if (threads == "" && value["Block Size"] ~ /^\(/) {  # "(32, 32, 1)" from the launch columns
@@ -259,18 +263,21 @@ derive() {
       # The arithmetic and how the shared memory feeds it.
       ffma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
       cell("FP32 FMA instructions executed (thread-level)", "%.4g", ffma)
-      cell("shared-memory load instructions (warp-level)", "%.4g", "smsp__inst_executed_op_shared_ld.sum")
+      cell("tensor-core (HMMA) instructions (warp-level)", "%.4g", "smsp__inst_executed_pipe_tensor_op_hmma.sum")
+      cell("tensor pipe busy (%)", "%.1f", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")
+      cell("shared-memory load instructions (warp-level, ldmatrix not counted)", "%.4g", "smsp__inst_executed_op_shared_ld.sum")
       wave = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
       cell("shared-memory load wavefronts", "%.4g", wave)
       row("warp FMAs per shared-load wavefront", has(ffma) && has(wave) && get(wave) > 0 ? sprintf("%.2f", get(ffma) / 32 / get(wave)) : "n/a")
       cell("shared-load bank conflicts (extra wavefronts)", "%.4g", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+      cell("ldmatrix instructions (warp-level; their wavefronts and conflicts count in the rows above)", "%.4g", "smsp__inst_executed_op_ldsm.sum")
       # Global memory, L2 and DRAM.
       sec = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"; req = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
       row("global load sectors per request (4 = 32 floats in a row)", has(sec) && has(req) && get(req) > 0 ? sprintf("%.2f", get(sec) / get(req)) : "n/a")
       cell("local-memory (spill) load instructions", "%.4g", "smsp__inst_executed_op_local_ld.sum")
       rd = "dram__bytes_read.sum"
       cell("DRAM bytes read (MB)", "%.1f", rd, 1e6)
-      row("DRAM read / (A + B read once)", has(rd) ? sprintf("%.2f", base(rd) / (4 * (m * k + k * n))) : "n/a")
+      row("DRAM read / (A + B read once)", has(rd) ? sprintf("%.2f", base(rd) / (bytes * (m * k + k * n))) : "n/a")
       cell("DRAM bytes written (MB)", "%.1f", "dram__bytes_write.sum", 1e6)
       cell("L2 hit rate (%)", "%.1f", "lts__t_sector_hit_rate.pct")
       # How busy the SM is, and what its warps wait for.
@@ -305,7 +312,7 @@ for i in "${!stages[@]}"; do
   echo "[$((i + 1))/${#stages[@]}] ${labels[$i]} at ${shapes[$i]}" >&2
   if profile_stage "$i" "$file" && [[ -n $(read_csv "$file.csv") ]]; then
     IFS='x' read -r m n k <<<"${shapes[$i]}"
-    columns+=("$(read_csv "$file.csv" | derive "$m" "$n" "$k")")
+    columns+=("$(read_csv "$file.csv" | derive "$m" "$n" "$k" "${input_bytes[$i]}")")
   else
     [[ ! -f $file.csv ]] || echo "profile: the report of ${labels[$i]} holds no launch of a matmul_ kernel" >&2
     failed=1

@@ -7,18 +7,19 @@ usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes "256 512 ..."] [--sta
 
 Runs each matrix-multiply stage at each square size N (m = n = k = N) with --json and writes, in
 results-dir (default: <build-dir>/results):
-  sweep.csv   one row per stage and size: stage,size,gflops,pct_cublas,cublas_gflops,result
+  sweep.csv   one row per stage and size: stage,size,gflops,pct_cublas,cublas_gflops,result,inputs
   sweep.json  every stage's report, in one array
   sweep.txt   the two tables printed: GFLOP/s (rows = sizes, columns = stages + cuBLAS), % of cuBLAS
   sweep.png   GFLOP/s against size, one line per stage plus cuBLAS (where python3 has matplotlib)
 
   --sizes LIST    square sizes, default "256 512 1000 1024 2048 4096 4099 8192"
   --stages LIST   stage directories (or their numbers: "04 07"), default every built stage whose
-                  --help offers --plan (the matrix-multiply stages)
+                  --plan names a product C = A * B (the matrix-multiply stages)
   --help          this text
 
-The cuBLAS figure of a size is the median of the cuBLAS measurements the stages made at that size;
-"% of cuBLAS" is each stage's own ratio, kernel and cuBLAS timed in one process.
+The cuBLAS figure of a size is the median of the cuBLAS measurements the stages made at that size,
+one column for the FP32 stages (cuBLAS FP32) and one for the tensor-core stages (cuBLAS with bf16 A
+and B, FP32 sums); "% of cuBLAS" is each stage's own ratio, kernel and cuBLAS timed in one process.
 Exit status: 0 when every run passed its check (a stage skipped for want of a GPU counts as
 passed), 1 when a run failed or broke (everything is still written), 2 for bad arguments.
 EOF
@@ -57,7 +58,7 @@ for n in $sizes; do
   if ! [[ $n =~ ^[1-9][0-9]{0,4}$ ]] || ((n > 65536)); then bad "--sizes: '$n' is not a size in [1, 65536]"; fi
 done
 
-# ---- The stages: those named, or every built stage that offers --plan (the matmul stages do).
+# ---- The stages: those named, or every built stage whose plan is a matrix product.
 list=()
 if [[ -n $stages ]]; then
   for name in $stages; do
@@ -70,7 +71,8 @@ if [[ -n $stages ]]; then
 else
   for dir in "$build"/[0-9][0-9]_*; do
     name=$(basename "$dir")
-    [[ -x $dir/$name ]] && "$dir/$name" --help 2>/dev/null | grep -q -- '--plan' && list+=("$name")
+    # A matrix-multiply stage's plan names its product: "NN_name: C (MxNxK) = A * B".
+    [[ -x $dir/$name ]] && "$dir/$name" --plan --size 16 2>/dev/null | grep -q '^[^ ]*: C (.*) = A \* B$' && list+=("$name")
   done
 fi
 ((${#list[@]})) || bad "no matrix-multiply stage is built in $build"
@@ -93,7 +95,7 @@ run_options() {
 }
 
 # ---- The runs. Figures per "stage size" key: rate, % of cuBLAS, cuBLAS rate, verdict.
-declare -A rate pct cublas verdict
+declare -A rate pct cublas verdict inputs
 json_objects=() skipped=() failed=0 skip_reason=""
 total=$((${#list[@]} * $(wc -w <<<"$sizes"))) index=0
 for stage in "${list[@]}"; do
@@ -125,7 +127,8 @@ for stage in "${list[@]}"; do
       continue
     fi
     json_objects+=("$json")
-    IFS='|' read -r result r p c <<<"$row"
+    IFS='|' read -r result r p c type <<<"$row"
+    inputs[$stage]=$type # fp32, or bf16 for the tensor-core stages (whose cuBLAS is bf16 too)
     ((code == 0)) && [[ $result != FAIL ]] || failed=1
     verdict[$key]=$result rate[$key]=$r pct[$key]=$p cublas[$key]=$c
   done
@@ -152,11 +155,11 @@ cell() {
 
 # ---- sweep.csv: one row per stage and size.
 {
-  echo "stage,size,gflops,pct_cublas,cublas_gflops,result"
+  echo "stage,size,gflops,pct_cublas,cublas_gflops,result,inputs"
   for stage in "${list[@]}"; do
     for n in $sizes; do
       key="$stage $n"
-      echo "$stage,$n,$(fixed 1 "${rate[$key]:-}"),$(fixed 2 "${pct[$key]:-}"),$(fixed 1 "${cublas[$key]:-}"),${verdict[$key]:-}"
+      echo "$stage,$n,$(fixed 1 "${rate[$key]:-}"),$(fixed 2 "${pct[$key]:-}"),$(fixed 1 "${cublas[$key]:-}"),${verdict[$key]:-},${inputs[$stage]:-fp32}"
     done
   done
 } >"$results/sweep.csv"
@@ -179,7 +182,13 @@ if ((${#json_objects[@]} == 0 && ${#skipped[@]} == ${#list[@]})); then
 fi
 
 # ---- The tables: rows = sizes; columns = stages (and cuBLAS: the median of the stages' cuBLAS runs).
-width=10
+# One cuBLAS column per element type among the stages that ran: fp32, bf16 or both.
+types=()
+for type in fp32 bf16; do
+  for stage in "${list[@]}"; do [[ ${inputs[$stage]:-} == "$type" ]] && types+=("$type") && break; done
+done
+((${#types[@]})) || types=(fp32)
+width=11
 for stage in "${list[@]}"; do ((${#stage} <= width)) || width=${#stage}; done
 {
   for table in rate pct; do
@@ -190,23 +199,25 @@ for stage in "${list[@]}"; do ((${#stage} <= width)) || width=${#stage}; done
     fi
     printf '%6s' size
     printf "  %${width}s" "${list[@]}"
-    [[ $table == pct ]] || printf "  %${width}s" cuBLAS
+    [[ $table == pct ]] || printf "  %${width}s" "${types[@]/#/cuBLAS }"
     printf '\n'
     for n in $sizes; do
       printf '%6s' "$n"
-      library=()
+      library_fp32=() library_bf16=()
       for stage in "${list[@]}"; do
         key="$stage $n"
         if [[ $table == rate ]]; then
           printf "  %${width}s" "$(cell "$key" 0 "${rate[$key]:-}")"
-          library+=("${cublas[$key]:-}")
+          if [[ ${inputs[$stage]:-fp32} == bf16 ]]; then library_bf16+=("${cublas[$key]:-}"); else library_fp32+=("${cublas[$key]:-}"); fi
         else
           printf "  %${width}s" "$(cell "$key" 1 "${pct[$key]:-}")"
         fi
       done
       if [[ $table == rate ]]; then
-        value=$(median "${library[@]}")
-        printf "  %${width}s" "$(fixed 0 "$value")"
+        for type in "${types[@]}"; do
+          if [[ $type == bf16 ]]; then value=$(median "${library_bf16[@]}"); else value=$(median "${library_fp32[@]}"); fi
+          printf "  %${width}s" "$(fixed 0 "$value")"
+        done
       fi
       printf '\n'
     done

@@ -1,12 +1,13 @@
 # Reads the JSON object a matrix-multiply stage prints with --json (one line, written by
 # common/report.cpp) with CMake's own JSON parser, and prints the one line scripts/sweep.sh needs:
 #
-#   result|rate|pct_yardstick|yardstick_rate
+#   result|rate|pct_yardstick|yardstick_rate|inputs
 #
 # result is the stage's verdict (PASS, FAIL, UNCHECKED); rate and pct_yardstick are those of the
 # stage's headline variant (its own kernel: GFLOP/s and % of cuBLAS measured in the same process);
 # yardstick_rate is the GFLOP/s of the variant marked "yardstick" (cuBLAS). A null or missing
-# number prints as '-'. Anything but such a report is an error: exit status 1, the message on stderr.
+# number prints as '-'. inputs is the element type of A and B: "bf16" where the report says so
+# (the tensor-core stages, whose yardstick is cuBLAS in bf16), else "fp32". Anything but such a report is an error: exit status 1, the message on stderr.
 #
 # Usage: cmake -D "JSON=<the line>" -P scripts/sweep_rows.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -52,5 +53,10 @@ foreach(index RANGE ${last})
   endif()
 endforeach()
 
+string(JSON inputs ERROR_VARIABLE no_inputs GET "${JSON}" inputs)
+if(no_inputs)
+  set(inputs fp32)
+endif()
+
 # message() writes to stderr; the line goes to stdout.
-execute_process(COMMAND "${CMAKE_COMMAND}" -E echo "${result}|${rate}|${pct_yardstick}|${yardstick_rate}")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E echo "${result}|${rate}|${pct_yardstick}|${yardstick_rate}|${inputs}")

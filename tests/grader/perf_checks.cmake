@@ -33,6 +33,17 @@ cs_perf_check(11_pipelined.perf.vs_10_warp_tiling MIN 1.05
   FAST 11_pipelined pipelined_128x256x32/64x64/16x8/s2 --size 2048 --check sample --reps 5
   SLOW 10_warp_tiling warp_tiling_128x128x16/64x32/8x8 --size 2048 --check sample --reps 5)
 
+# 12, the tensor cores (bf16 in, FP32 sums) against stage 11's FP32 CUDA cores at 2048^3 (on an H200,
+# 2026-11-24: about 5x). Low on purpose: GeForce cards run bf16 with FP32 sums at a fraction of the
+# data-center rate, where the ratio may be nearer 1.5x; raise it for an A100 or an H100.
+cs_perf_check(12_tensor_cores.perf.vs_11_pipelined MIN 1.2
+  FAST 12_tensor_cores tensor_cores_128x128x32/64x64/s3 --size 2048 --check sample --reps 5
+  SLOW 11_pipelined pipelined_128x256x32/64x64/16x8/s2 --size 2048 --check sample --reps 5)
+# 13, ldmatrix from swizzled tiles, against stage 12 at 2048^3 (on an H200, 2026-11-24: about 1.3x).
+cs_perf_check(13_ldmatrix_swizzle.perf.vs_12_tensor_cores MIN 1.1
+  FAST 13_ldmatrix_swizzle ldmatrix_swizzle_128x128x64/64x64/s3 --size 2048 --check sample --reps 5
+  SLOW 12_tensor_cores tensor_cores_128x128x32/64x64/s3 --size 2048 --check sample --reps 5)
+
 # 05, at 4096^2 (128 MiB moved: more than the L2 cache of any current GPU): the padding column must
 # remove the bank conflicts, and the last kernel must clearly beat the naive one.
 cs_perf_check(05_transpose.perf.padded_vs_tiled MIN 1.2

@@ -1,0 +1,85 @@
+# Stage 12's new hazard: the fragment layout of mma.sync; stage 13's: ldmatrix's lane addresses and the
+# swizzle, which every read must undo as every write applied it. Each lane must hand the tensor core exactly
+# the elements the instruction assigns to it, in the right halves of its registers; a fragment read
+# from the wrong place computes a wrong product without any crash or race. The broken copies are
+# made at configure time from the stage's own source with one passage changed (cs_add_broken_copy),
+# so they follow the stage whenever it changes, and the verification must report FAIL for each, at
+# an aligned size (16-byte copies) and an odd one (2-byte copies), while the stage itself passes.
+# (Included from tests/broken/CMakeLists.txt.)
+
+# cs_add_broken_copy(<name> <stage> FIND <text> REPLACE <text>): broken_<name>, a copy of
+# <stage>/main.cu in which <text> (which must occur exactly once) is replaced. Configuring fails when
+# the passage is gone, so a broken copy never silently stops being broken. (No ';' in the texts:
+# CMake would split the argument there.)
+function(cs_add_broken_copy name stage)
+  cmake_parse_arguments(ARG "" "FIND;REPLACE" "" ${ARGN})
+  set(source "${PROJECT_SOURCE_DIR}/${stage}/main.cu")
+  file(READ "${source}" text)
+  string(FIND "${text}" "${ARG_FIND}" first)
+  string(FIND "${text}" "${ARG_FIND}" last REVERSE)
+  if(first EQUAL -1 OR NOT first EQUAL last)
+    message(FATAL_ERROR "broken_${name}: the passage to break is not in ${stage}/main.cu exactly once:\n${ARG_FIND}")
+  endif()
+  string(REPLACE "${ARG_FIND}" "${ARG_REPLACE}" text "${text}")
+  string(REPLACE "\"${stage}\"" "\"broken_${name}\"" text "${text}")
+  set(copy "${CMAKE_CURRENT_BINARY_DIR}/broken_${name}.cu")
+  file(CONFIGURE OUTPUT "${copy}" CONTENT "${text}" @ONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
+  add_executable(broken_${name} "${copy}")
+  target_link_libraries(broken_${name} PRIVATE cuda_stages_cuda)
+  get_target_property(architectures ${stage} CUDA_ARCHITECTURES)
+  set_property(TARGET broken_${name} PROPERTY CUDA_ARCHITECTURES ${architectures})
+endfunction()
+
+if(TARGET 12_tensor_cores)
+  # B's pair in the wrong halves: rows 2q + 1 and 2q of a column instead of 2q and 2q + 1 (the lower
+  # index belongs in the lower 16 bits).
+  cs_add_broken_copy(tc_pair_swapped 12_tensor_cores
+    FIND "fragment_b[pn][0] = pack_pair(bt[0], bt[kTileBStride])"
+    REPLACE "fragment_b[pn][0] = pack_pair(bt[kTileBStride], bt[0])")
+  # A's register 1 read from where register 2's pair lies (columns 2q + 8, 2q + 9 of row g) instead of
+  # row g + 8: a fragment read from the wrong place, as if it ran along the row first.
+  cs_add_broken_copy(tc_fragment_order 12_tensor_cores
+    FIND "fragment_a[pm][1] = load_pair(at + 8 * kTileAStride)"
+    REPLACE "fragment_a[pm][1] = load_pair(at + 8)")
+  foreach(broken tc_pair_swapped tc_fragment_order)
+    cs_add_run_test(broken_${broken}.caught_aligned broken_${broken} GPU
+                    ARGS --m 136 --n 72 --k 88 --reps 1 PASS_REGEX "Result = FAIL")
+    cs_add_run_test(broken_${broken}.caught_odd broken_${broken} GPU
+                    ARGS --m 37 --n 29 --k 53 --reps 1 PASS_REGEX "Result = FAIL")
+  endforeach()
+endif()
+
+if(TARGET 13_ldmatrix_swizzle)
+  # The swizzle applied when the tiles are written but not when A's fragments are read: the ldmatrix
+  # rows come from the chunks where the unswizzled layout would keep them.
+  cs_add_broken_copy(sw_read_unswizzled 13_ldmatrix_swizzle
+    FIND "&tile_a[swizzled(row, i / 8 + lane / 16, kBlockK)]"
+    REPLACE "&tile_a[row * kBlockK + (i / 8 + lane / 16) * 8]")
+  # ldmatrix .trans handed the wrong rows: lanes 8-15 and 24-31 give rows i .. i + 7 again instead of
+  # i + 8 .. i + 15, so b[1] of every piece repeats b[0]'s rows of B.
+  cs_add_broken_copy(sw_ldmatrix_rows 13_ldmatrix_swizzle
+    FIND "swizzled(i + lane % 16, col / 8 + lane / 16, kBlockN)"
+    REPLACE "swizzled(i + lane % 8, col / 8 + lane / 16, kBlockN)")
+  foreach(broken sw_read_unswizzled sw_ldmatrix_rows)
+    cs_add_run_test(broken_${broken}.caught_aligned broken_${broken} GPU
+                    ARGS --m 136 --n 72 --k 200 --reps 1 PASS_REGEX "Result = FAIL")
+    cs_add_run_test(broken_${broken}.caught_odd broken_${broken} GPU
+                    ARGS --m 37 --n 29 --k 53 --reps 1 PASS_REGEX "Result = FAIL")
+  endforeach()
+  # The ring's wait left out: a step passes the barrier and reads its tile with no cp.async.wait_group
+  # first, so this thread's copies of it may not have landed. A race: in the development runs on the
+  # H200 the results still passed (1024^3), so the test is racecheck, which tracks the cp.async copies
+  # and reports the reads that nothing orders after them.
+  cs_add_broken_copy(sw_no_wait 13_ldmatrix_swizzle
+    FIND "wait_for_copies<kStages - 2>()"
+    REPLACE "/* no wait_for_copies here */")
+  if(CUDA_STAGES_COMPUTE_SANITIZER)
+    add_test(NAME broken_sw_no_wait.racecheck
+             COMMAND "${CUDA_STAGES_COMPUTE_SANITIZER}" --tool racecheck --error-exitcode 1
+                     $<TARGET_FILE:broken_sw_no_wait> --m 37 --n 40 --k 200 --reps 1 --warmup 0)
+    set_tests_properties(broken_sw_no_wait.racecheck PROPERTIES
+      LABELS sanitizer SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}"
+      PASS_REGULAR_EXPRESSION "RACECHECK SUMMARY: [1-9]")
+  endif()
+endif()
