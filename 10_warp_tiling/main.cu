@@ -178,6 +178,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32)
   // k_tile is an int: k is at most 65536, and the 64-bit offsets live in the walked pointers.
   for (int k_tile = 0; k_tile < k; k_tile += kBlockK) {
     // Each thread loads kAPasses quads of the A tile and kBPasses of the B tile: zeros past an edge.
+    // LAB 10.transpose_a: as 09.transpose_a: per pass, a quad of a row of A, stored down a column of tile_a
 #pragma unroll
     for (int p = 0; p < kAPasses; ++p) {
       // Four consecutive columns of a row of A, stored into four rows of the transposed tile.
@@ -188,6 +189,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32)
       tile_a[a_load_col + 2][a_row] = quad.z;
       tile_a[a_load_col + 3][a_row] = quad.w;
     }
+    // END LAB
 #pragma unroll
     for (int p = 0; p < kBPasses; ++p) {
       // Four consecutive columns of a row of B, stored as they are: one 16-byte store.

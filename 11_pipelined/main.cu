@@ -178,6 +178,9 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
 
   // Computing: block -> warp -> lane. This warp's tile of the block's tile, and this lane's place in
   // the warp's sub-tile (rows first: in this kernel that order compiles to two registers fewer).
+  // LAB 11.warp_layout: as 10.warp_layout, the warp's place in the block's tile, the lane's in its tile
+  // LAB-STUB: const int thread_row = 0;
+  // LAB-STUB: const int thread_col = 0;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int warp_row = warp / kWarpsN;
@@ -187,6 +190,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
   // The first row and column of this thread's first 4 x 4 piece, in the block's tile of C.
   const int thread_row = warp_row * kWarpM + lane_row * 4;
   const int thread_col = warp_col * kWarpN + lane_col * 4;
+  // END LAB
   // Loading: one quad of the A tile and one of the B tile per pass, each in its own layout.
   const int a_load_row = threadIdx.x / kAQuadsPerRow;
   const int a_load_col = threadIdx.x % kAQuadsPerRow * 4;

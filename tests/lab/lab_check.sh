@@ -387,12 +387,16 @@ answers() {
   distinctive_lines "$work"
   local regions ids
   regions=$(bash "$make_lab" --list | cut -f1) || fail "make_lab.sh --list failed"
-  # A region none of whose lines is distinctive is shown by code the lab ships anyway (in the
-  # register-tiled track, a later stage's source holds an earlier stage's solution): named here.
+  # A region none of whose lines is distinctive is given away by code the lab ships anyway: a later
+  # stage that repeats an earlier stage's solution must mark its copy as a region of its own (as
+  # 10.transpose_a repeats 09.transpose_a), or the lab hands the answer out with that stage.
   ids=$(cut -f1 "$work/distinctive.tsv" | sort -u)
+  local shown=""
   for id in $regions; do
-    grep -qxF "$id" <<<"$ids" || echo "note: every solution line of $id is also code outside the regions"
+    grep -qxF "$id" <<<"$ids" || shown+="  $id: every solution line is also code outside the regions"$'\n'
   done
+  [[ -z $shown ]] || fail "the exercise tree shows these solutions in code outside their regions:
+$shown"
   grep -qxF 03.grid <<<"$ids" && grep -qxF 06.book_tree <<<"$ids" ||
     fail "03.grid and 06.book_tree need distinctive lines for the planted-leak check below"
   echo "$(grep -c . "$work/distinctive.tsv") distinctive solution lines in $(grep -c . <<<"$regions") regions"
