@@ -283,8 +283,8 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
     for (int i = 0; i < kBlockK; i += 16) {
       unsigned fragment_a[kPiecesM][4] = {};     // this lane's 8 elements of each 16 x 16 piece of A
       unsigned fragment_b[kPiecesN / 2][4] = {}; // its 4 elements of each 16 x 8 piece of B, two pieces a row
-      // LAB 13.ldmatrix: one ldmatrix per piece of A, one ldmatrix .trans per two pieces of B, swizzled
-      // addresses LAB-STUB: static_cast<void>(tile_a), static_cast<void>(tile_b);
+      // LAB 13.ldmatrix: one ldmatrix per piece of A, one .trans per two pieces of B, swizzled addresses
+      // LAB-STUB: static_cast<void>(tile_a), static_cast<void>(tile_b);
 #pragma unroll
       for (int pm = 0; pm < kPiecesM; ++pm) {
         // Matrices 0-3: rows 0-7 and 8-15 of the piece at columns i .. i + 7, then at i + 8 .. i + 15,
