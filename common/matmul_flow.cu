@@ -207,8 +207,9 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
   return report.finish(run);
 }
 
-// The two element types of A and B the stages use.
+/// run_matmul_stage() for the FP32 stages (02-11): A, B and C in FP32.
 template int run_matmul_stage<float>(const MatmulStageOf<float>&, int, char**);
+/// run_matmul_stage() for the tensor-core stages (12 on): A and B in bfloat16, C in FP32.
 template int run_matmul_stage<__nv_bfloat16>(const MatmulStageOf<__nv_bfloat16>&, int, char**);
 
 } // namespace cs
