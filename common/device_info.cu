@@ -37,11 +37,10 @@ int bf16_tensor_fmas_per_sm(int major, int minor) {
 }
 
 void require_compute_capability(const DeviceInfo& info, int major, int minor, const std::string& program,
-                                const std::string& why) {
-  if (info.major > major || (info.major == major && info.minor >= minor)) return;
-  std::fprintf(stderr,
-               "SKIP: no usable CUDA GPU: %s needs compute capability %d.%d or later (%s); %s is %d.%d\n",
-               program.c_str(), major, minor, why.c_str(), info.name.c_str(), info.major, info.minor);
+                                const std::string& why, bool exactly) {
+  const std::string message = capability_message(info, major, minor, program, why, exactly);
+  if (message.empty()) return;
+  std::fprintf(stderr, "%s\n", message.c_str());
   std::exit(kExitNoGpu);
 }
 

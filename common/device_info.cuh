@@ -114,10 +114,24 @@ int fp32_lanes_per_sm(int major, int minor);
 /// rate), so no figure is claimed.
 int bf16_tensor_fmas_per_sm(int major, int minor);
 
-/// Exits 77 with one `SKIP: no usable CUDA GPU: ...` line when @p info's compute capability is
-/// below @p major.@p minor: what @p program needs (@p why) and what was found.
+/// The one line a program that needs compute capability @p major.@p minor (or later; with @p exactly,
+/// that one alone) prints when @p info's GPU is not one it can use: `SKIP: no usable CUDA GPU: ...`,
+/// what @p program needs (@p why) and what was found. Empty when the GPU is usable. (@p exactly:
+/// code built for an architecture-specific target such as sm_90a runs on that capability alone, not
+/// on later GPUs.) Host code: it needs no CUDA to build or run.
+inline std::string capability_message(const DeviceInfo& info, int major, int minor,
+                                      const std::string& program, const std::string& why, bool exactly) {
+  const bool same = info.major == major && info.minor == minor;
+  const bool newer = info.major > major || (info.major == major && info.minor > minor);
+  if (same || (newer && !exactly)) return "";
+  return "SKIP: no usable CUDA GPU: " + program + " needs compute capability " + std::to_string(major) + "." +
+         std::to_string(minor) + (exactly ? " exactly" : " or later") + " (" + why + "); " + info.name +
+         " is " + std::to_string(info.major) + "." + std::to_string(info.minor);
+}
+
+/// Exits 77 with the line capability_message() makes, on stderr, when it is not empty.
 void require_compute_capability(const DeviceInfo& info, int major, int minor, const std::string& program,
-                                const std::string& why);
+                                const std::string& why, bool exactly = false);
 
 /// Picks device @p index and reads its properties. With no usable GPU or driver, prints the line
 /// no_gpu_message() makes on stderr and exits 77 (kExitNoGpu); an index past the last device is

@@ -126,7 +126,7 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
   print_device_info(device);
   if (stage.min_compute_capability > 0)
     require_compute_capability(device, stage.min_compute_capability / 10, stage.min_compute_capability % 10,
-                               stage.name, stage.needs);
+                               stage.name, stage.needs, stage.exactly_that_capability);
 
   // 3. Generate A (m x k) and B (k x n) on the host: seeded, uniform in [-1, 1), not symmetric; for
   //    a bf16 stage rounded to bfloat16, so that the floats here are exactly the GPU's values.

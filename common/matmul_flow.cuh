@@ -104,6 +104,9 @@ struct MatmulStageOf {
   int min_compute_capability = 0;
   /// What needs that capability, for that line (e.g. "bf16 mma.sync").
   std::string needs;
+  /// The kernel is built for an architecture-specific target (sm_90a: wgmma, setmaxnreg), whose
+  /// code runs on that one compute capability and on no later GPU: then any other capability exits 77.
+  bool exactly_that_capability = false;
 };
 /// An FP32 stage.
 using MatmulStage = MatmulStageOf<float>;

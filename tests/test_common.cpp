@@ -490,6 +490,38 @@ cs::GpuProbe probe(int driver_version, int error, const char* error_name = "", c
 const char* const kInsufficient = "cudaErrorInsufficientDriver";
 const char* const kInsufficientText = "CUDA driver version is insufficient for CUDA runtime version";
 
+void capability_message_or_later_and_exactly() {
+  cs::DeviceInfo gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.major = 9;
+  gpu.minor = 0;
+  // "or later": the capability itself and any newer one run; an older one is named with the need.
+  EXPECT(cs::capability_message(gpu, 8, 0, "12_tensor_cores", "bf16 mma.sync", false).empty());
+  EXPECT(cs::capability_message(gpu, 9, 0, "12_tensor_cores", "bf16 mma.sync", false).empty());
+  gpu.name = "Tesla V100";
+  gpu.major = 7;
+  EXPECT(cs::capability_message(gpu, 8, 0, "12_tensor_cores", "bf16 mma.sync", false) ==
+         "SKIP: no usable CUDA GPU: 12_tensor_cores needs compute capability 8.0 or later (bf16 mma.sync); "
+         "Tesla V100 is 7.0");
+  // "exactly" (sm_90a code): 9.0 runs; an older GPU and a newer one (10.0) are both turned away.
+  gpu.name = "NVIDIA H100";
+  gpu.major = 9;
+  EXPECT(cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma, an sm_90a instruction", true).empty());
+  gpu.name = "NVIDIA B200";
+  gpu.major = 10;
+  EXPECT(cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma, an sm_90a instruction", true) ==
+         "SKIP: no usable CUDA GPU: 14_wgmma needs compute capability 9.0 exactly (wgmma, an sm_90a "
+         "instruction); NVIDIA B200 is 10.0");
+  gpu.name = "NVIDIA A100";
+  gpu.major = 8;
+  EXPECT(cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma, an sm_90a instruction", true) ==
+         "SKIP: no usable CUDA GPU: 14_wgmma needs compute capability 9.0 exactly (wgmma, an sm_90a "
+         "instruction); NVIDIA A100 is 8.0");
+  gpu.minor = 9; // 8.9 is newer than 8.0 but older than 9.0
+  EXPECT(!cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma", true).empty());
+  EXPECT(cs::capability_message(gpu, 8, 0, "13_ldmatrix_swizzle", "ldmatrix", false).empty());
+}
+
 void no_gpu_message_usable_gpu_and_versions() {
   cs::GpuProbe usable = probe(13000, 0);
   usable.device_count = 1;
@@ -587,6 +619,7 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(parser_size_and_dims),
     CASE(parser_help),
     CASE(timing_summary_median),
+    CASE(capability_message_or_later_and_exactly),
     CASE(no_gpu_message_usable_gpu_and_versions),
     CASE(no_gpu_message_no_driver),
     CASE(no_gpu_message_old_driver),
