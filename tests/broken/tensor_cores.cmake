@@ -7,20 +7,26 @@
 # an aligned size (16-byte copies) and an odd one (2-byte copies), while the stage itself passes.
 # (Included from tests/broken/CMakeLists.txt.)
 
-# cs_add_broken_copy(<name> <stage> FIND <text> REPLACE <text>): broken_<name>, a copy of
-# <stage>/main.cu in which <text> (which must occur exactly once) is replaced. Configuring fails when
-# the passage is gone, so a broken copy never silently stops being broken. (No ';' in the texts:
-# CMake would split the argument there.)
+# cs_add_broken_copy(<name> <stage> FIND <text> REPLACE <text> [FIND <text> REPLACE <text> ...]):
+# broken_<name>, a copy of <stage>/main.cu in which each <text> found (which must occur exactly once)
+# is replaced. Configuring fails when a passage is gone, so a broken copy never silently stops being
+# broken. (No ';' in the texts: CMake would split the argument there.)
 function(cs_add_broken_copy name stage)
-  cmake_parse_arguments(ARG "" "FIND;REPLACE" "" ${ARGN})
   set(source "${PROJECT_SOURCE_DIR}/${stage}/main.cu")
   file(READ "${source}" text)
-  string(FIND "${text}" "${ARG_FIND}" first)
-  string(FIND "${text}" "${ARG_FIND}" last REVERSE)
-  if(first EQUAL -1 OR NOT first EQUAL last)
-    message(FATAL_ERROR "broken_${name}: the passage to break is not in ${stage}/main.cu exactly once:\n${ARG_FIND}")
-  endif()
-  string(REPLACE "${ARG_FIND}" "${ARG_REPLACE}" text "${text}")
+  set(pairs ${ARGN})
+  while(pairs)
+    list(POP_FRONT pairs find_keyword find replace_keyword replace)
+    if(NOT find_keyword STREQUAL "FIND" OR NOT replace_keyword STREQUAL "REPLACE")
+      message(FATAL_ERROR "broken_${name}: expected FIND <text> REPLACE <text> pairs")
+    endif()
+    string(FIND "${text}" "${find}" first)
+    string(FIND "${text}" "${find}" last REVERSE)
+    if(first EQUAL -1 OR NOT first EQUAL last)
+      message(FATAL_ERROR "broken_${name}: the passage to break is not in ${stage}/main.cu exactly once:\n${find}")
+    endif()
+    string(REPLACE "${find}" "${replace}" text "${text}")
+  endwhile()
   string(REPLACE "\"${stage}\"" "\"broken_${name}\"" text "${text}")
   set(copy "${CMAKE_CURRENT_BINARY_DIR}/broken_${name}.cu")
   file(CONFIGURE OUTPUT "${copy}" CONTENT "${text}" @ONLY)
