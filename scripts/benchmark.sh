@@ -35,7 +35,7 @@ done
 # The register-tiled stages: every parameter set each offers (its --help lists them) at 4096^3, and
 # its default at the sizes where edges and the L2 cache matter: 2048, 4099 (odd: edges everywhere,
 # rows not 16-byte aligned) and 8192.
-for stage in 07_register_tile_1d 08_register_tile_2d 09_vectorized 10_warp_tiling 11_pipelined 12_tensor_cores 13_ldmatrix_swizzle; do
+for stage in 07_register_tile_1d 08_register_tile_2d 09_vectorized 10_warp_tiling 11_pipelined 12_tensor_cores 13_ldmatrix_swizzle 14_wgmma; do
   exe="$build/$stage/$stage"
   [[ -x $exe ]] || continue
   params=$("$exe" --help | sed -n 's/^ *--params \([^ ]*\).*/\1/p' | tr '|' ' ')
@@ -45,6 +45,12 @@ for stage in 07_register_tile_1d 08_register_tile_2d 09_vectorized 10_warp_tilin
   for size in 2048 4099 8192; do
     run "${stage%%_*}_n$size" "$exe" --size $size --check sample --reps 10 --json
   done
+  # From 11 on, also a small square and two rectangles: a short, wide C and a short K.
+  if [[ $stage > 11 ]]; then
+    run "${stage%%_*}_n1024" "$exe" --size 1024 --check sample --reps 10 --json
+    run "${stage%%_*}_8192x1024x4096" "$exe" --m 8192 --n 1024 --k 4096 --check sample --reps 10 --json
+    run "${stage%%_*}_4096x4096x512" "$exe" --m 4096 --n 4096 --k 512 --check sample --reps 10 --json
+  fi
 done
 run 05_n8192 "$build/05_transpose/05_transpose" --size 8192 --reps 20 --json
 run 05_n1024 "$build/05_transpose/05_transpose" --size 1024 --reps 20

@@ -40,6 +40,7 @@ plan=(
   "11_pipelined|--size 4096|next tiles load during the products"
   "12_tensor_cores|--size 4096|bf16 on the tensor cores: mma.sync"
   "13_ldmatrix_swizzle|--size 4096|ldmatrix from XOR-swizzled tiles"
+  "14_wgmma|--size 4096|a warpgroup's wgmma reads shared memory"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
