@@ -121,7 +121,7 @@ metrics=(
   sm__maximum_warps_per_active_cycle_pct sm__warps_active.avg.pct_of_peak_sustained_active
   smsp__sass_thread_inst_executed_op_ffma_pred_on.sum
   smsp__inst_executed_pipe_tensor_op_hmma.sum sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
-  smsp__inst_executed_pipe_tensor_op_gmma.sum sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+  smsp__inst_executed_pipe_tensor_op_gmma.sum
   smsp__inst_executed_op_ldsm.sum
   smsp__inst_executed_op_shared_ld.sum l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
   l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
@@ -267,7 +267,6 @@ derive() {
       cell("tensor-core (HMMA) instructions (warp-level)", "%.4g", "smsp__inst_executed_pipe_tensor_op_hmma.sum")
       cell("tensor pipe busy (%)", "%.1f", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")
       cell("tensor-core (wgmma: GMMA) instructions (warp-level)", "%.4g", "smsp__inst_executed_pipe_tensor_op_gmma.sum")
-      cell("tensor pipe busy with wgmma (%)", "%.1f", "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active")
       cell("shared-memory load instructions (warp-level, ldmatrix not counted)", "%.4g", "smsp__inst_executed_op_shared_ld.sum")
       wave = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
       cell("shared-memory load wavefronts", "%.4g", wave)
