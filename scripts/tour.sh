@@ -41,6 +41,7 @@ plan=(
   "12_tensor_cores|--size 4096|bf16 on the tensor cores: mma.sync"
   "13_ldmatrix_swizzle|--size 4096|ldmatrix from XOR-swizzled tiles"
   "14_wgmma|--size 4096|a warpgroup's wgmma reads shared memory"
+  "15_wgmma_async|--size 4096|wgmma runs on while the warps go on"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
