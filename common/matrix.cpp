@@ -2,26 +2,48 @@
 /// @brief Implementation of the random matrix generator and the poison helpers.
 #include "matrix.hpp"
 
+#include "mt_jump.hpp"
+
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace cs {
 
 namespace {
 
 // The generator of random_matrix(), each value passed through @p finish on its way into the matrix.
+// A large matrix is drawn in slices on several threads, each slice's engine jumped ahead to where
+// the slice starts (Mt19937_64::jump_ahead): the values are those of one long draw, whatever the
+// number of slices, and a 2^31-element B takes a fraction of the time one thread takes.
 template <typename Finish>
 std::vector<float> generate(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which,
                             Finish finish) {
-  // Mix the operand into the seed so that A and B (same --seed) are independent streams.
-  std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                         static_cast<std::uint32_t>(which)};
-  std::mt19937_64 engine(sequence);
   std::vector<float> values(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
-  for (float& v : values) {
-    const auto top24 = static_cast<std::int32_t>(engine() >> 40); // 0 .. 2^24 - 1
-    v = finish(static_cast<float>(top24) / 8388608.0f - 1.0f);    // k / 2^23 - 1, exact
+  const auto fill = [&](std::int64_t begin, std::int64_t end) {
+    // Mix the operand into the seed so that A and B (same --seed) are independent streams.
+    std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                           static_cast<std::uint32_t>(which)};
+    Mt19937_64 engine(sequence);
+    engine.jump_ahead(static_cast<std::uint64_t>(begin));
+    for (std::int64_t i = begin; i < end; ++i) {
+      const auto top24 = static_cast<std::int32_t>(engine() >> 40); // 0 .. 2^24 - 1
+      values[static_cast<std::size_t>(i)] =
+          finish(static_cast<float>(top24) / 8388608.0f - 1.0f); // k / 2^23 - 1, exact
+    }
+  };
+  // One slice per 2^24 values, at most 8: the same slicing on every machine.
+  const auto count = static_cast<std::int64_t>(values.size());
+  const std::int64_t slices = std::clamp<std::int64_t>(count >> 24, 1, 8);
+  if (slices == 1) {
+    fill(0, count);
+    return values;
   }
+  std::vector<std::thread> workers;
+  for (std::int64_t t = 0; t < slices; ++t)
+    workers.emplace_back(fill, count * t / slices, count * (t + 1) / slices);
+  for (std::thread& worker : workers) worker.join();
   return values;
 }
 

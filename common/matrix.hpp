@@ -17,10 +17,11 @@ enum class Operand : std::uint64_t {
 
 /// A rows × cols row-major matrix of floats uniform in [-1, 1), reproducible from @p seed.
 ///
-/// The engine is std::mt19937_64, whose output sequence the C++ standard fixes, and the
-/// conversion to float is done here (the standard distributions are not the same on every
-/// library): the top 24 bits of each draw become k / 2^23 − 1, so every value is an exact float
-/// with no rounding and the same on every platform. Negative and positive values make the sums
+/// The engine is std::mt19937_64, whose output sequence the C++ standard fixes (written out in
+/// mt_jump.hpp, so that a large matrix is drawn in slices on several threads with exactly the
+/// values of one draw), and the conversion to float is done here (the standard distributions are
+/// not the same on every library): the top 24 bits of each draw become k / 2^23 − 1, so every value is an
+/// exact float with no rounding and the same on every platform. Negative and positive values make the sums
 /// cancel, which tests more than all-positive inputs, and independent entries make the matrix
 /// non-symmetric (a kernel that swaps A[i][k] for A[k][i] fails).
 std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which);

@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "device_info.cuh" // no_gpu_message() is host code: it needs no CUDA to build or run
 #include "matrix.hpp"
+#include "mt_jump.hpp"
 #include "report.hpp"
 #include "verify.hpp"
 
@@ -59,6 +60,57 @@ void generator_reproduces_for_a_seed() {
   EXPECT(a[0] == -0.430720448f && a[1] == -0.241333604f && a[2] == -0.8285923f);
   const std::vector<float> b = cs::random_matrix(1, 2, 2024, cs::Operand::kB);
   EXPECT(b[0] == -0.420702815f && b[1] == -0.420525312f);
+}
+
+void generator_is_the_standard_engine_and_jumps() {
+  // cs::Mt19937_64 gives std::mt19937_64's outputs from the same seed sequence, also after drawing
+  // some and jumping some: inside a block of 312 words, across blocks, and far ahead.
+  std::seed_seq standard_seed{2024u, 0u, 2u};
+  std::mt19937_64 standard(standard_seed);
+  std::vector<std::uint64_t> stream(1200000);
+  for (std::uint64_t& word : stream) word = standard();
+  for (const std::uint64_t drawn : {0, 1, 311, 312, 700})
+    for (const std::uint64_t skipped : {0, 1, 6, 311, 312, 313, 1000, 77777, 1000003}) {
+      std::seed_seq seed{2024u, 0u, 2u};
+      cs::Mt19937_64 engine(seed);
+      bool same = true;
+      for (std::uint64_t i = 0; i < drawn; ++i) same = same && engine() == stream[i];
+      engine.jump_ahead(skipped);
+      for (std::uint64_t i = drawn + skipped; i < drawn + skipped + 400; ++i)
+        same = same && engine() == stream[i];
+      EXPECT(same);
+    }
+  // 2^24 + 5 ahead in two jumps, against the standard engine's own discard().
+  std::seed_seq seed{7u};
+  cs::Mt19937_64 engine(seed);
+  engine.jump_ahead(std::uint64_t{1} << 23);
+  engine.jump_ahead((std::uint64_t{1} << 23) + 5);
+  std::seed_seq again{7u};
+  std::mt19937_64 discarding(again);
+  discarding.discard((std::uint64_t{1} << 24) + 5);
+  bool same = true;
+  for (int i = 0; i < 1000; ++i) same = same && engine() == discarding();
+  EXPECT(same);
+}
+
+void generator_slices_give_one_draw() {
+  // A matrix of 2^25 + 7 values is drawn in two slices on two threads: every value must be the one
+  // a single draw of std::mt19937_64 gives, the slice boundary included.
+  const std::int64_t rows = 4099, cols = 8187; // 33558513 values
+  const std::vector<float> sliced = cs::random_matrix(rows, cols, 11, cs::Operand::kB);
+  std::seed_seq seed{11u, 0u, static_cast<std::uint32_t>(cs::Operand::kB)};
+  std::mt19937_64 one_draw(seed);
+  std::int64_t different = 0;
+  for (const float value : sliced) {
+    const auto top24 = static_cast<std::int32_t>(one_draw() >> 40);
+    different += value != static_cast<float>(top24) / 8388608.0f - 1.0f;
+  }
+  EXPECT(different == 0);
+  // And rounded to bf16, the same values rounded.
+  const std::vector<float> bf16 = cs::random_bf16_matrix(rows, cols, 11, cs::Operand::kB);
+  different = 0;
+  for (std::size_t i = 0; i < bf16.size(); ++i) different += bf16[i] != cs::round_to_bf16(sliced[i]);
+  EXPECT(different == 0);
 }
 
 void generator_differs_across_seeds_and_operands() {
@@ -596,6 +648,8 @@ const std::map<std::string, std::function<void()>> kCases = {
 #define CASE(name) \
   { #name, name }
     CASE(generator_reproduces_for_a_seed),
+    CASE(generator_is_the_standard_engine_and_jumps),
+    CASE(generator_slices_give_one_draw),
     CASE(generator_differs_across_seeds_and_operands),
     CASE(generator_range_and_non_symmetry),
     CASE(poison_is_recognised),
