@@ -18,6 +18,14 @@ set(CUDA_STAGES_NO_GPU_REGEX "SKIP: no usable CUDA GPU")
 # memory each), so that a machine of N cores runs at most N / 2 of them at once.
 set(CUDA_STAGES_LARGE_TEST_PROCESSORS 2)
 
+# cs_large_tests(<test>...): tests of more than 2^31 elements. Each counts as
+# CUDA_STAGES_LARGE_TEST_PROCESSORS cores, and a COST that starts it before the short tests on a
+# fresh build (CTest runs the costliest first, and only knows the times from a run before): begun
+# last, a few of them would run on after every other test had finished.
+function(cs_large_tests)
+  set_tests_properties(${ARGN} PROPERTIES PROCESSORS ${CUDA_STAGES_LARGE_TEST_PROCESSORS} COST 20)
+endfunction()
+
 # cs_add_stage_executable(<target> <source>): a stage program, run by the tour.
 function(cs_add_stage_executable target source)
   add_executable(${target} ${source})
@@ -135,14 +143,12 @@ function(cs_add_matmul_tests target)
                   PASS_REGEX "\\{\"stage\":\"${target}\".*\"result\":\"PASS\"${ARG_JSON_REGEX}")
   cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 --reps 1 --warmup 0)
   # Past 2^31 elements: C with 46341 x 46341 elements, and B with 46341 x 46341. About 9 GB of
-  # device and host memory each: PROCESSORS keeps CTest from running more than a few at once (one per
-  # CUDA_STAGES_LARGE_TEST_PROCESSORS cores).
+  # device and host memory each: cs_large_tests keeps CTest from running more than a few at once.
   cs_add_run_test(${target}.c_past_2p31 ${target} GPU ARGS --m 46341 --n 46341 --k 1 --reps 1 --warmup 0)
   set(b_rows 46341)
   if(ARG_LARGE_B_ALIGNED)
     set(b_rows 46344)
   endif()
   cs_add_run_test(${target}.b_past_2p31 ${target} GPU ARGS --m 3 --n ${b_rows} --k ${b_rows} --reps 1 --warmup 0)
-  set_tests_properties(${target}.c_past_2p31 ${target}.b_past_2p31 PROPERTIES
-                       PROCESSORS ${CUDA_STAGES_LARGE_TEST_PROCESSORS})
+  cs_large_tests(${target}.c_past_2p31 ${target}.b_past_2p31)
 endfunction()
