@@ -230,6 +230,32 @@ void add_shape_options(CommandLine& cli, MatmulShape& shape) {
   });
 }
 
+void add_more_shapes_option(CommandLine& cli, std::vector<MatmulShape>& more) {
+  const std::string range = std::to_string(kMaxDimension);
+  cli.add_custom(
+      "also", "MxNxK,...", "-",
+      "more problems, run one after another after the first, each as a run of its own (each dimension "
+      "in [1.." +
+          range + "]; the exit code is the worst)",
+      [&more, range](const std::string& v) {
+        std::size_t start = 0;
+        while (true) {
+          const std::size_t comma = std::min(v.find(',', start), v.size());
+          const std::string item = v.substr(start, comma - start);
+          const std::size_t x1 = item.find('x'), x2 = x1 == std::string::npos ? x1 : item.find('x', x1 + 1);
+          if (x2 == std::string::npos)
+            throw UsageError("--also takes problems as MxNxK separated by commas, got '" + v + "'");
+          MatmulShape shape;
+          shape.m = parse_integer("also", item.substr(0, x1), 1, kMaxDimension);
+          shape.n = parse_integer("also", item.substr(x1 + 1, x2 - x1 - 1), 1, kMaxDimension);
+          shape.k = parse_integer("also", item.substr(x2 + 1), 1, kMaxDimension);
+          more.push_back(shape);
+          if (comma == v.size()) break;
+          start = comma + 1;
+        }
+      });
+}
+
 bool fits_int32_indices(const MatmulShape& s, std::int64_t threads_launched) {
   const std::int64_t largest = std::max({s.m * s.k, s.k * s.n, s.m * s.n, threads_launched});
   return largest <= std::numeric_limits<std::int32_t>::max();

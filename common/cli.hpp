@@ -118,6 +118,11 @@ constexpr std::int64_t kMaxDimension = 65536;
 /// `--size` whatever their order.
 void add_shape_options(CommandLine& cli, MatmulShape& shape);
 
+/// Declares `--also MxNxK[,MxNxK...]` on @p cli: problems to run after the one the shape options
+/// give, appended to @p more in order. One process then runs several sizes one after another, as
+/// separate runs would, but with one GPU context: the tests run a parameter set's sizes this way.
+void add_more_shapes_option(CommandLine& cli, std::vector<MatmulShape>& more);
+
 /// True when every index a matrix-product kernel of @p shape computes fits in a 32-bit int: the
 /// element counts m·k, k·n and m·n, and @p threads_launched (a 1-D grid's thread numbers run past
 /// m·n up to the end of the last block). Kernels templated on their index type use `int` then.

@@ -104,20 +104,27 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
   constexpr bool kBf16 = std::is_same_v<Input, __nv_bfloat16>;
   // 1. Parse the command line. Bad input stops here with exit code 2, before any GPU work, and so
   //    does a problem the stage cannot launch: the plan is made once every option is read.
-  MatmulShape shape;
+  //    `--also` adds problems this process runs after the first, each as a run of its own would.
+  MatmulShape first;
+  std::vector<MatmulShape> shapes;
   RunOptions run;
   bool plan_only = false;
   CommandLine cli(stage.name, stage.summary);
-  add_shape_options(cli, shape);
+  add_shape_options(cli, first);
+  add_more_shapes_option(cli, shapes);
   stage.add_options(cli);
   add_run_options(cli, run, /*gpu=*/true);
   cli.add_flag("plan", &plan_only, "print the launch plan and exit, without touching a GPU");
-  cli.add_validator([&] { stage.plan(shape); });
+  cli.add_validator([&] {
+    shapes.insert(shapes.begin(), first);
+    for (const MatmulShape& shape : shapes) stage.plan(shape);
+  });
   parse_or_exit(cli, argc, argv);
-  const MatmulLaunchOf<Input> launch = stage.plan(shape);
   if (plan_only) {
-    std::printf("%s: C (%s) = A * B\n", stage.name.c_str(), to_string(shape).c_str());
-    print_launch(launch, shape);
+    for (const MatmulShape& shape : shapes) {
+      std::printf("%s: C (%s) = A * B\n", stage.name.c_str(), to_string(shape).c_str());
+      print_launch(stage.plan(shape), shape);
+    }
     return kExitPass;
   }
 
@@ -128,83 +135,91 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     require_compute_capability(device, stage.min_compute_capability / 10, stage.min_compute_capability % 10,
                                stage.name, stage.needs, stage.exactly_that_capability);
 
-  // 3. Generate A (m x k) and B (k x n) on the host: seeded, uniform in [-1, 1), not symmetric; for
-  //    a bf16 stage rounded to bfloat16, so that the floats here are exactly the GPU's values.
-  const auto generate = kBf16 ? random_bf16_matrix : random_matrix;
-  const std::vector<float> a = generate(shape.m, shape.k, run.seed, Operand::kA);
-  const std::vector<float> b = generate(shape.k, shape.n, run.seed, Operand::kB);
-  std::printf("\n%s: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld)\n", stage.name.c_str(),
-              static_cast<long long>(shape.m), static_cast<long long>(shape.n),
-              static_cast<long long>(shape.m), static_cast<long long>(shape.k),
-              static_cast<long long>(shape.k), static_cast<long long>(shape.n));
-  print_launch(launch, shape);
+  // Steps 3 to 9 for one problem; the exit code is the worst of the problems'.
+  const auto run_problem = [&](const MatmulShape& shape) {
+    const MatmulLaunchOf<Input> launch = stage.plan(shape);
+    // 3. Generate A (m x k) and B (k x n) on the host: seeded, uniform in [-1, 1), not symmetric; for
+    //    a bf16 stage rounded to bfloat16, so that the floats here are exactly the GPU's values.
+    const auto generate = kBf16 ? random_bf16_matrix : random_matrix;
+    const std::vector<float> a = generate(shape.m, shape.k, run.seed, Operand::kA);
+    const std::vector<float> b = generate(shape.k, shape.n, run.seed, Operand::kB);
+    std::printf("\n%s: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld)\n", stage.name.c_str(),
+                static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+                static_cast<long long>(shape.m), static_cast<long long>(shape.k),
+                static_cast<long long>(shape.k), static_cast<long long>(shape.n));
+    print_launch(launch, shape);
 
-  // 4. Allocate device memory (after checking that it fits) and copy A and B over. The buffers
-  //    free themselves when this function returns.
-  const std::size_t c_count = static_cast<std::size_t>(shape.m) * static_cast<std::size_t>(shape.n);
-  const std::int64_t blocks = count(launch.grid);
-  const std::size_t stamp_bytes =
-      launch.block_clocks ? 2 * static_cast<std::size_t>(blocks) * sizeof(long long) : 0;
-  require_device_memory(device, (a.size() + b.size()) * sizeof(Input) + c_count * sizeof(float) + stamp_bytes,
-                        "A, B and C" + std::string(launch.block_clocks ? " and the block clock stamps" : ""));
-  const DeviceBuffer<Input> d_a = upload<Input>(a);
-  const DeviceBuffer<Input> d_b = upload<Input>(b);
-  DeviceBuffer<float> d_c(c_count);
-  const BlockClocks clocks(launch.block_clocks ? blocks : 0);
+    // 4. Allocate device memory (after checking that it fits) and copy A and B over. The buffers
+    //    free themselves when this problem is done.
+    const std::size_t c_count = static_cast<std::size_t>(shape.m) * static_cast<std::size_t>(shape.n);
+    const std::int64_t blocks = count(launch.grid);
+    const std::size_t stamp_bytes =
+        launch.block_clocks ? 2 * static_cast<std::size_t>(blocks) * sizeof(long long) : 0;
+    require_device_memory(
+        device, (a.size() + b.size()) * sizeof(Input) + c_count * sizeof(float) + stamp_bytes,
+        "A, B and C" + std::string(launch.block_clocks ? " and the block clock stamps" : ""));
+    const DeviceBuffer<Input> d_a = upload<Input>(a);
+    const DeviceBuffer<Input> d_b = upload<Input>(b);
+    DeviceBuffer<float> d_c(c_count);
+    const BlockClocks clocks(launch.block_clocks ? blocks : 0);
 
-  // 5. Launch: warm-up runs, then each timed run between its own pair of CUDA events. C is
-  //    poisoned first, so an element no thread writes stays NaN and fails the check in step 7.
-  d_c.poison();
-  const MatmulArgsOf<Input> args{d_a.get(),
-                                 d_b.get(),
-                                 d_c.get(),
-                                 shape.m,
-                                 shape.n,
-                                 shape.k,
-                                 clocks.device_stamps(),
-                                 launch_fits_int32(launch, shape)};
-  const TimingStats time = time_with_events(run, [&] { launch.run(args); });
+    // 5. Launch: warm-up runs, then each timed run between its own pair of CUDA events. C is
+    //    poisoned first, so an element no thread writes stays NaN and fails the check in step 7.
+    d_c.poison();
+    const MatmulArgsOf<Input> args{d_a.get(),
+                                   d_b.get(),
+                                   d_c.get(),
+                                   shape.m,
+                                   shape.n,
+                                   shape.k,
+                                   clocks.device_stamps(),
+                                   launch_fits_int32(launch, shape)};
+    const TimingStats time = time_with_events(run, [&] { launch.run(args); });
 
-  // 6. Copy C back to the host.
-  std::vector<float> c = d_c.to_host();
+    // 6. Copy C back to the host.
+    std::vector<float> c = d_c.to_host();
 
-  // 7. Verify C against the CPU reference accumulated in double (every element, or a sample).
-  Measurement kernel;
-  kernel.name = launch.name;
-  kernel.what = launch.what;
-  kernel.time = time;
-  kernel.rate = matmul_gflops(shape, time.median_ms);
-  const double peak = kBf16 ? device.peak_bf16_gflops : device.peak_fp32_gflops;
-  kernel.pct_peak = peak > 0 ? 100.0 * kernel.rate / peak : NAN;
-  kernel.check = verify_matmul(a, b, c, shape, run.check, run.seed,
-                               kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32);
+    // 7. Verify C against the CPU reference accumulated in double (every element, or a sample).
+    Measurement kernel;
+    kernel.name = launch.name;
+    kernel.what = launch.what;
+    kernel.time = time;
+    kernel.rate = matmul_gflops(shape, time.median_ms);
+    const double peak = kBf16 ? device.peak_bf16_gflops : device.peak_fp32_gflops;
+    kernel.pct_peak = peak > 0 ? 100.0 * kernel.rate / peak : NAN;
+    kernel.check = verify_matmul(a, b, c, shape, run.check, run.seed,
+                                 kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32);
 
-  // 8. The yardstick, on the same device buffers, in the same run: cuBLAS SGEMM in strict FP32, or
-  //    for bf16 inputs cuBLAS with the same types (bf16 A and B, FP32 sums and C). Its C comes back
-  //    into the host memory of ours (checked already): one C on the host, allocated once.
-  Measurement cublas;
-  if constexpr (kBf16)
-    cublas = measure_cublas_bf16_gemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b, c);
-  else
-    cublas = measure_cublas_sgemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b, c);
-  kernel.pct_yardstick = 100.0 * kernel.rate / cublas.rate;
+    // 8. The yardstick, on the same device buffers, in the same run: cuBLAS SGEMM in strict FP32, or
+    //    for bf16 inputs cuBLAS with the same types (bf16 A and B, FP32 sums and C). Its C comes back
+    //    into the host memory of ours (checked already): one C on the host, allocated once.
+    Measurement cublas;
+    if constexpr (kBf16)
+      cublas = measure_cublas_bf16_gemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b, c);
+    else
+      cublas = measure_cublas_sgemm(run, shape, device, d_a.get(), d_b.get(), d_c.get(), a, b, c);
+    kernel.pct_yardstick = 100.0 * kernel.rate / cublas.rate;
 
-  // 9. Report: the table, the JSON object with --json, and the RESULT line; the exit code says
-  //    whether the check passed.
-  Report report(stage.name, to_string(shape), "GFLOP/s", "cuBLAS");
-  report.add(cublas);
-  report.add(kernel);
-  if (kBf16) report.add_field("inputs", "bf16"); // the FP32 stages' reports name no type: fp32
+    // 9. Report: the table, the JSON object with --json, and the RESULT line; the exit code says
+    //    whether the check passed.
+    Report report(stage.name, to_string(shape), "GFLOP/s", "cuBLAS");
+    report.add(cublas);
+    report.add(kernel);
+    if (kBf16) report.add_field("inputs", "bf16"); // the FP32 stages' reports name no type: fp32
 
-  if (launch.block_clocks) {
-    // The original tutorial's clock: max(end) - min(start) over the blocks' stamps of the last
-    // launch, beside the longest single block and the event time.
-    const ClockSpan span = clocks.read(device);
-    print_block_clocks(span, device, time.median_ms);
-    report.add_field("clock64_span_ms", format_number(span.ms, "%.4g"));
-    report.add_field("clock64_longest_block_ms", format_number(span.longest_block_ms, "%.4g"));
-  }
-  return report.finish(run);
+    if (launch.block_clocks) {
+      // The original tutorial's clock: max(end) - min(start) over the blocks' stamps of the last
+      // launch, beside the longest single block and the event time.
+      const ClockSpan span = clocks.read(device);
+      print_block_clocks(span, device, time.median_ms);
+      report.add_field("clock64_span_ms", format_number(span.ms, "%.4g"));
+      report.add_field("clock64_longest_block_ms", format_number(span.longest_block_ms, "%.4g"));
+    }
+    return report.finish(run);
+  };
+  int code = kExitPass;
+  for (const MatmulShape& shape : shapes) code = std::max(code, run_problem(shape));
+  return code;
 }
 
 /// run_matmul_stage() for the FP32 stages (02-11): A, B and C in FP32.

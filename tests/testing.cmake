@@ -132,11 +132,10 @@ endfunction()
 function(cs_add_matmul_tests target)
   cmake_parse_arguments(ARG "LARGE_B_ALIGNED" "JSON_REGEX" "" ${ARGN})
   cs_add_run_test(${target}.default ${target} GPU)
-  cs_add_run_test(${target}.1x1x1 ${target} GPU ARGS --size 1)
-  cs_add_run_test(${target}.17x33x9 ${target} GPU ARGS --m 17 --n 33 --k 9)
+  # 1 x 1 x 1, a small odd one, a single row and a single column, in one process (--also: one GPU
+  # context for the four; a GPU creates contexts one at a time).
+  cs_add_run_test(${target}.tiny_and_thin ${target} GPU ARGS --size 1 --also 17x33x9,1x4097x3,257x1x513)
   cs_add_run_test(${target}.1023x517x771 ${target} GPU ARGS --m 1023 --n 517 --k 771 --reps 3)
-  cs_add_run_test(${target}.1x4097x3 ${target} GPU ARGS --m 1 --n 4097 --k 3)
-  cs_add_run_test(${target}.257x1x513 ${target} GPU ARGS --m 257 --n 1 --k 513)
   cs_add_run_test(${target}.1024x1024x1024 ${target} GPU ARGS --size 1024 --reps 2)
   cs_add_run_test(${target}.sampled ${target} GPU ARGS --m 1100 --n 1000 --k 999 --reps 2 --check sample)
   cs_add_run_test(${target}.json ${target} GPU ARGS --size 8 --json
