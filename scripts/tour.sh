@@ -42,6 +42,7 @@ plan=(
   "13_ldmatrix_swizzle|--size 4096|ldmatrix from XOR-swizzled tiles"
   "14_wgmma|--size 4096|a warpgroup's wgmma reads shared memory"
   "15_wgmma_async|--size 4096|wgmma runs on while the warps go on"
+  "16_tma|--size 4096|TMA copies the tiles, mbarriers count them"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

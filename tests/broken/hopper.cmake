@@ -1,7 +1,8 @@
 # Stage 14's new hazard: the matrix descriptors, which tell the tensor cores how a tile lies in shared
 # memory; stage 15's: the asynchrony of wgmma, whose reads of a tile run on after the instruction is
-# issued. (Included from tests/broken/CMakeLists.txt; cs_add_broken_copy is defined in
-# tensor_cores.cmake.)
+# issued; stage 16's: the tensor maps and the mbarriers that count the TMA's bytes, where a mistake
+# may hang rather than fail (hang_or_fail.sh). (Included from tests/broken/CMakeLists.txt;
+# cs_add_broken_copy is defined in tensor_cores.cmake.)
 
 if(TARGET 14_wgmma)
   # The descriptors say "no swizzle" while the tiles are stored swizzled.
@@ -39,4 +40,34 @@ if(TARGET 15_wgmma_async)
   cs_add_run_test(broken_wa_ring_ahead.caught_long_k broken_wa_ring_ahead GPU
                   ARGS --m 2048 --n 2048 --k 8192 --params 128x256x64/s3 --check sample --reps 1
                   PASS_REGEX "Result = FAIL")
+endif()
+
+if(TARGET 16_tma)
+  # The tensor maps without the swizzle the descriptors describe: the tiles land in plain rows, and
+  # the tensor cores read them as if swizzled.
+  cs_add_broken_copy(tma_map_unswizzled 16_tma FIND "CU_TENSOR_MAP_SWIZZLE_128B" REPLACE "CU_TENSOR_MAP_SWIZZLE_NONE")
+  foreach(size "136|72|88" "131|67|71")
+    string(REPLACE "|" ";" mnk "${size}")
+    list(POP_FRONT mnk m n k)
+    cs_add_run_test(broken_tma_map_unswizzled.caught_${m}x${n}x${k} broken_tma_map_unswizzled GPU
+                    ARGS --m ${m} --n ${n} --k ${k} --reps 1 PASS_REGEX "Result = FAIL")
+  endforeach()
+  # The barriers' phase: kept at 0 instead of flipping each time the ring goes round, so from the
+  # second round on the wait asks for a phase that completed long ago and returns at once; and the
+  # bytes to expect: only the A tile's, so a phase can complete before B has landed, and B's bytes
+  # then count against the next one. Either may show as wrong sums or as a kernel that never
+  # finishes (a phase that never completes): each seen so far has hung, at every size where the
+  # ring goes round (phase) or at all (bytes). The test passes on either, within 10 s (the correct
+  # stage takes a second or two there).
+  cs_add_broken_copy(tma_phase_kept 16_tma FIND "phase ^= 1;" REPLACE "phase ^= 0;")
+  cs_add_broken_copy(tma_expect_a_only 16_tma
+    FIND "arrive_expecting(&landed[stage], kStageBytes)"
+    REPLACE "arrive_expecting(&landed[stage], kStageBytes - kBlockK * kBlockN * static_cast<int>(sizeof(bf16)))")
+  foreach(broken tma_phase_kept tma_expect_a_only)
+    add_test(NAME broken_${broken}.caught_264x136x1000
+             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
+                     --m 264 --n 136 --k 1000 --reps 1)
+    set_tests_properties(broken_${broken}.caught_264x136x1000 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
+                         SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
+  endforeach()
 endif()

@@ -43,7 +43,7 @@ cs_perf_check(12_tensor_cores.perf.vs_11_pipelined MIN 1.2
 cs_perf_check(13_ldmatrix_swizzle.perf.vs_12_tensor_cores MIN 1.1
   FAST 13_ldmatrix_swizzle ldmatrix_swizzle_128x128x64/64x64/s3 --size 2048 --check sample --reps 5
   SLOW 12_tensor_cores tensor_cores_128x128x32/64x64/s3 --size 2048 --check sample --reps 5)
-# 14 and 15 need compute capability 9.0 (Hopper): on another GPU both runs exit 77 and the checks
+# 14, 15 and 16 need compute capability 9.0 (Hopper): on another GPU both runs exit 77 and the checks
 # report skipped. 14, wgmma, against stage 13 at 2048^3; 15, wgmma left running, against 14 at
 # 4096^3 (on an H100, 2026-11-25: 1.24x and 1.16x).
 cs_perf_check(14_wgmma.perf.vs_13_ldmatrix_swizzle MIN 1.1
@@ -52,6 +52,11 @@ cs_perf_check(14_wgmma.perf.vs_13_ldmatrix_swizzle MIN 1.1
 cs_perf_check(15_wgmma_async.perf.vs_14_wgmma MIN 1.05
   FAST 15_wgmma_async wgmma_async_256x128x64/s4 --size 4096 --check sample --reps 5
   SLOW 14_wgmma wgmma_256x128x64/s4 --size 4096 --check sample --reps 5)
+# 16, the tensor memory accelerator, against 15 at 4099^3, where rows are not 16-byte aligned: 15
+# falls back to 2-byte copies, 16 copies A and B into padded rows once and runs at full speed.
+cs_perf_check(16_tma.perf.vs_15_wgmma_async_at_4099 MIN 1.5
+  FAST 16_tma tma_256x128x64/s4 --size 4099 --check sample --reps 5
+  SLOW 15_wgmma_async wgmma_async_256x128x64/s4 --size 4099 --check sample --reps 5)
 
 # 05, at 4096^2 (128 MiB moved: more than the L2 cache of any current GPU): the padding column must
 # remove the bank conflicts, and the last kernel must clearly beat the naive one.
