@@ -60,9 +60,9 @@ using MatmulLoop = void (*)(const float*, const float*, float*, std::int64_t, st
 
 /// Poisons C, runs @p loop warmup + reps times, verifies the last result.
 cs::Measurement run_loop(const std::string& name, const std::string& what, MatmulLoop loop,
-                         const std::vector<float>& a, const std::vector<float>& b,
-                         const cs::MatmulShape& shape, const cs::RunOptions& run) {
-  std::vector<float> c(static_cast<std::size_t>(shape.m * shape.n));
+                         const cs::HostMatrix& a, const cs::HostMatrix& b, const cs::MatmulShape& shape,
+                         const cs::RunOptions& run) {
+  cs::HostMatrix c(static_cast<std::size_t>(shape.m * shape.n));
   cs::poison(c);
   std::vector<double> samples_ms;
   for (int rep = 0; rep < run.warmup + run.reps; ++rep) {
@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
   cs::parse_or_exit(cli, argc, argv);
 
   // 2. Generate A (m x k) and B (k x n): seeded, uniform in [-1, 1).
-  const std::vector<float> a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
-  const std::vector<float> b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
+  const cs::HostMatrix a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
+  const cs::HostMatrix b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
   std::printf("01_cpu_matmul: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), %d timed run(s) each\n",
               static_cast<long long>(shape.m), static_cast<long long>(shape.n),
               static_cast<long long>(shape.m), static_cast<long long>(shape.k),

@@ -335,9 +335,9 @@ void add_transpose_options(cs::CommandLine& cli, TransposeShape& shape) {
 /// The CPU transpose, the reference every transposing kernel must reproduce bit for bit:
 /// out[col][row] = in[row][col], walked in 64 x 64 blocks so the rows read and the rows written
 /// both stay in cache.
-std::vector<float> cpu_transpose(const std::vector<float>& in, const TransposeShape& shape) {
+cs::HostMatrix cpu_transpose(const cs::HostMatrix& in, const TransposeShape& shape) {
   constexpr std::int64_t kBlock = 64;
-  std::vector<float> out(in.size());
+  cs::HostMatrix out(in.size());
   for (std::int64_t row0 = 0; row0 < shape.height; row0 += kBlock) {
     const std::int64_t row_end = std::min(row0 + kBlock, shape.height);
     for (std::int64_t col0 = 0; col0 < shape.width; col0 += kBlock) {
@@ -354,7 +354,7 @@ std::vector<float> cpu_transpose(const std::vector<float>& in, const TransposeSh
 /// floats, so every bit must arrive (tolerance 0, scale 1). Every element is first scanned for
 /// NaN and the never-written poison pattern. kFull and kAuto compare every element; kSample
 /// compares the four borders (up to 1024 elements each) and 4096 random ones drawn from @p seed.
-cs::CheckResult verify_exact(const std::vector<float>& got, const std::vector<float>& want, std::int64_t rows,
+cs::CheckResult verify_exact(const cs::HostMatrix& got, const cs::HostMatrix& want, std::int64_t rows,
                              std::int64_t cols, cs::CheckMode mode, std::uint64_t seed) {
   if (mode == cs::CheckMode::kNone) {
     cs::CheckResult none;
@@ -391,8 +391,8 @@ cs::CheckResult verify_exact(const std::vector<float>& got, const std::vector<fl
 /// module loading and first-touch costs stay out), copies the result back and checks it.
 /// Fills in the time and the bandwidth; the caller adds the percentage of the yardstick.
 cs::Measurement measure(const Variant& variant, const float* device_in, float* device_out,
-                        const TransposeShape& shape, const std::vector<float>& input,
-                        const std::vector<float>& transposed, const cs::DeviceInfo& info,
+                        const TransposeShape& shape, const cs::HostMatrix& input,
+                        const cs::HostMatrix& transposed, const cs::DeviceInfo& info,
                         const cs::RunOptions& run) {
   const std::int64_t elements = shape.width * shape.height;
   const std::size_t matrix_bytes = static_cast<std::size_t>(elements) * sizeof(float);
@@ -410,7 +410,7 @@ cs::Measurement measure(const Variant& variant, const float* device_in, float* d
   m.rate = bytes_moved / (m.time.median_ms * 1e6);
   m.pct_peak = 100.0 * m.rate / info.peak_bandwidth_gbs;
 
-  std::vector<float> result(static_cast<std::size_t>(elements));
+  cs::HostMatrix result(static_cast<std::size_t>(elements));
   CUDA_CHECK(cudaMemcpy(result.data(), device_out, matrix_bytes, cudaMemcpyDeviceToHost));
   if (variant.transposes)
     m.check = verify_exact(result, transposed, shape.width, shape.height, run.check, run.seed);
@@ -476,9 +476,9 @@ int main(int argc, char** argv) {
                 2 * matrix_mib / l2_mib, l2_mib);
 
   // 3. Generate the input (seeded, uniform in [-1, 1), non-symmetric) and the CPU transpose.
-  const std::vector<float> input = cs::random_matrix(shape.height, shape.width, run.seed, cs::Operand::kA);
-  const std::vector<float> transposed =
-      run.check == cs::CheckMode::kNone ? std::vector<float>() : cpu_transpose(input, shape);
+  const cs::HostMatrix input = cs::random_matrix(shape.height, shape.width, run.seed, cs::Operand::kA);
+  const cs::HostMatrix transposed =
+      run.check == cs::CheckMode::kNone ? cs::HostMatrix() : cpu_transpose(input, shape);
 
   // 4. Allocate and copy the input once; every variant reads it and overwrites the output.
   float* device_in = nullptr;

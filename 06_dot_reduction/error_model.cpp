@@ -73,7 +73,7 @@ DotReference reference_dot(const float* a, const float* b, std::int64_t count) {
   return {left.value + right.value, left.magnitude + right.magnitude};
 }
 
-ErrorBound summation_error_bound(const std::vector<float>& a, const std::vector<float>& b,
+ErrorBound summation_error_bound(const cs::HostMatrix& a, const cs::HostMatrix& b,
                                  const SummationShape& shape) {
   const std::int64_t n = static_cast<std::int64_t>(a.size());
   const std::int64_t threads = grid_threads(shape);

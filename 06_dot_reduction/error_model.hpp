@@ -10,6 +10,8 @@
 /// @brief Stage 06's error model: summation orders, rounding depth, error bounds, exact sums.
 #pragma once
 
+#include "matrix.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -102,7 +104,7 @@ struct ErrorBound {
 /// The classical bound γ_h·Σ|a·b| holds for any tree of depth h but, with random signs, Σ|a·b|
 /// grows like N while the dot product grows like √N: at N = 2^28 it would accept a result of 0.
 /// The running sums here grow like √(length) too, which makes this bound tens of times tighter.
-ErrorBound summation_error_bound(const std::vector<float>& a, const std::vector<float>& b,
+ErrorBound summation_error_bound(const cs::HostMatrix& a, const cs::HostMatrix& b,
                                  const SummationShape& shape);
 
 // ---------------------------------------------------------------------------------------------

@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
   // 3. Generate the inputs: the book's a[i] = i, b[i] = 2i (rounded to float above 2^24), or
   //    seeded random values whose products have both signs, so the sum cancels.
   const std::size_t vector_bytes = static_cast<std::size_t>(n) * sizeof(float);
-  std::vector<float> a, b;
+  cs::HostMatrix a, b;
   try {
     if (book_inputs) {
       a.resize(static_cast<std::size_t>(n));

@@ -38,7 +38,7 @@ constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max(); ///<
 constexpr std::uint64_t kSeed = 2024;                                       ///< the stage's default --seed
 
 /// The book's inputs: a[i] = i, b[i] = 2i.
-void book_inputs(std::int64_t n, std::vector<float>& a, std::vector<float>& b) {
+void book_inputs(std::int64_t n, cs::HostMatrix& a, cs::HostMatrix& b) {
   a.resize(static_cast<std::size_t>(n));
   b.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
@@ -51,8 +51,8 @@ void book_inputs(std::int64_t n, std::vector<float>& a, std::vector<float>& b) {
 /// kernels add it: each thread's running sum (a rounded product then an addition, or one fused
 /// multiply-add), the tree of its block, then the block sums in @p block_order. @p skip, when not
 /// negative, is an element left out: a deliberately wrong sum.
-float float_dot(const std::vector<float>& a, const std::vector<float>& b, const SummationShape& shape,
-                bool fused, const std::vector<std::int64_t>& block_order, std::int64_t skip = -1) {
+float float_dot(const cs::HostMatrix& a, const cs::HostMatrix& b, const SummationShape& shape, bool fused,
+                const std::vector<std::int64_t>& block_order, std::int64_t skip = -1) {
   const std::int64_t n = static_cast<std::int64_t>(a.size());
   const std::int64_t threads = grid_threads(shape);
   std::vector<float> running(static_cast<std::size_t>(threads), 0.0f);
@@ -226,14 +226,14 @@ void rounding_depth_of_each_shape() {
 /// The double reference is exact for the book's inputs at the book's N (every partial sum is an
 /// integer below 2^53), and equals the closed form.
 void reference_is_exact_for_the_book_inputs() {
-  std::vector<float> a, b;
+  cs::HostMatrix a, b;
   book_inputs(33792, a, b);
   const DotReference reference = reference_dot(a.data(), b.data(), 33792);
   EXPECT(reference.value == 25723564731392.0 && reference.magnitude == 25723564731392.0);
   // Random inputs: the magnitude bounds the value, and both are what a plain double loop gives
   // to within the double rounding of the loop.
-  const std::vector<float> x = cs::random_matrix(1, 4099, kSeed, cs::Operand::kX);
-  const std::vector<float> y = cs::random_matrix(1, 4099, kSeed, cs::Operand::kY);
+  const cs::HostMatrix x = cs::random_matrix(1, 4099, kSeed, cs::Operand::kX);
+  const cs::HostMatrix y = cs::random_matrix(1, 4099, kSeed, cs::Operand::kY);
   const DotReference random = reference_dot(x.data(), y.data(), 4099);
   double value = 0, magnitude = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -249,8 +249,8 @@ void reference_is_exact_for_the_book_inputs() {
 /// order and scrambled: every one lies within its bound of the reference.
 void bound_holds_for_float_sums() {
   for (const std::int64_t n : {1, 2, 255, 257, 33792, 1000003}) {
-    std::vector<float> a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
-    std::vector<float> b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
+    cs::HostMatrix a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
+    cs::HostMatrix b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
     for (const bool book : {false, true}) {
       if (book) book_inputs(n, a, b);
       const DotReference reference = reference_dot(a.data(), b.data(), n);
@@ -292,7 +292,7 @@ void bound_holds_when_every_addition_rounds_up() {
     const std::int64_t threads = grid_threads(shape), n = threads * 1024;
     if (shape.tree == BlockTree::kWarpShuffle) shape.vector_groups = n / 4;
     const std::int64_t stride = shape.vector_groups > 0 ? 4 : 1; // element of each thread's first
-    std::vector<float> a(static_cast<std::size_t>(n), 1.0f), b(static_cast<std::size_t>(n), t);
+    cs::HostMatrix a(static_cast<std::size_t>(n), 1.0f), b(static_cast<std::size_t>(n), t);
     for (std::int64_t thread = 0; thread < threads; ++thread) b[thread * stride] = 1.0f;
     const DotReference reference = reference_dot(a.data(), b.data(), n);
     const ErrorBound error = summation_error_bound(a, b, shape);
@@ -312,8 +312,8 @@ void bound_holds_when_every_addition_rounds_up() {
 /// and 257.
 void bound_catches_a_lost_product() {
   for (const std::int64_t n : {255, 257, 4099, 33792}) {
-    const std::vector<float> a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
-    const std::vector<float> b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
+    const cs::HostMatrix a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
+    const cs::HostMatrix b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
     const DotReference reference = reference_dot(a.data(), b.data(), n);
     std::int64_t largest = 0;
     for (std::int64_t i = 1; i < n; ++i)
@@ -326,11 +326,11 @@ void bound_catches_a_lost_product() {
     }
   }
   for (const std::int64_t n : {255, 257}) {
-    const std::vector<float> a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
-    const std::vector<float> b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
+    const cs::HostMatrix a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
+    const cs::HostMatrix b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
     const SummationShape shape = stage_shape("shuffle", n);
-    const std::vector<float> whole_groups_a(a.begin(), a.begin() + 4 * (n / 4));
-    const std::vector<float> whole_groups_b(b.begin(), b.begin() + 4 * (n / 4));
+    const cs::HostMatrix whole_groups_a(a.begin(), a.begin() + 4 * (n / 4));
+    const cs::HostMatrix whole_groups_b(b.begin(), b.begin() + 4 * (n / 4));
     const double got = float_dot(whole_groups_a, whole_groups_b, shape, true, in_order(shape.blocks));
     const DotReference reference = reference_dot(a.data(), b.data(), n);
     EXPECT(std::fabs(got - reference.value) > summation_error_bound(a, b, shape).bound);
@@ -342,8 +342,8 @@ void bound_catches_a_lost_product() {
 /// already a large part of the dot product itself.
 void bound_is_tighter_than_the_classical_one() {
   const std::int64_t n = std::int64_t{1} << 20;
-  const std::vector<float> a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
-  const std::vector<float> b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
+  const cs::HostMatrix a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
+  const cs::HostMatrix b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
   for (const char* variant : {"book", "sm_grid", "atomic", "shuffle"}) {
     const ErrorBound error = summation_error_bound(a, b, stage_shape(variant, n));
     std::printf("%-8s h = %lld, bound %.3e, classical %.3e (%.0fx)\n", variant,

@@ -3,6 +3,7 @@
 #include "cublas_sgemm.cuh"
 
 #include "cuda_check.cuh"
+#include "device_buffer.cuh"
 #include "gpu_timer.cuh"
 #include "matrix.hpp"
 #include "verify.hpp"
@@ -10,6 +11,30 @@
 #include <cmath>
 
 namespace cs {
+namespace {
+
+// to[i] = from[at[i]] for i < count: the picked elements of a result, side by side.
+__global__ void gather(const float* from, const std::int64_t* at, float* to, std::int64_t count) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) to[i] = from[at[i]];
+}
+
+// The yardstick's check: the elements of C at sampled_elements() gathered on the device and copied
+// back (a few thousand floats, where C itself may be gigabytes), compared with their references.
+CheckResult check_yardstick(const float* d_c, const HostMatrix& a, const HostMatrix& b,
+                            const MatmulShape& shape, std::uint64_t seed, Accumulation accumulation) {
+  const std::vector<std::int64_t> picked = sampled_elements(shape, seed);
+  const auto count = static_cast<std::int64_t>(picked.size());
+  const DeviceBuffer<std::int64_t> d_picked(picked);
+  const DeviceBuffer<float> d_values(picked.size());
+  gather<<<static_cast<unsigned>((count + 255) / 256), 256>>>(d_c, d_picked.get(), d_values.get(), count);
+  CUDA_CHECK_LAUNCH();
+  std::vector<float> values(picked.size());
+  CUDA_CHECK(cudaMemcpy(values.data(), d_values.get(), d_values.bytes(), cudaMemcpyDeviceToHost));
+  return verify_matmul_elements(a, b, picked, values, shape, accumulation);
+}
+
+} // namespace
 
 CublasHandle::CublasHandle(cublasMath_t math) {
   CUBLAS_CHECK(cublasCreate(&handle_));
@@ -21,8 +46,8 @@ CublasHandle::~CublasHandle() {
 }
 
 Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape, const DeviceInfo& device,
-                                 const float* d_a, const float* d_b, float* d_c, const std::vector<float>& a,
-                                 const std::vector<float>& b, std::vector<float>& host_c) {
+                                 const float* d_a, const float* d_b, float* d_c, const HostMatrix& a,
+                                 const HostMatrix& b) {
   const CublasHandle cublas;
   const int m = static_cast<int>(shape.m);
   const int n = static_cast<int>(shape.n);
@@ -50,18 +75,15 @@ Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape
   result.rate = matmul_gflops(shape, result.time.median_ms);
   result.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * result.rate / device.peak_fp32_gflops : NAN;
   result.pct_yardstick = 100.0;
-  if (run.check != CheckMode::kNone) {
-    host_c.resize(c_count);
-    CUDA_CHECK(cudaMemcpy(host_c.data(), d_c, c_count * sizeof(float), cudaMemcpyDeviceToHost));
-    result.check = verify_matmul(a, b, host_c, shape, CheckMode::kSample, run.seed);
-  }
+  if (run.check != CheckMode::kNone)
+    result.check = check_yardstick(d_c, a, b, shape, run.seed, Accumulation::kFp32);
   return result;
 }
 
 Measurement measure_cublas_bf16_gemm(const RunOptions& run, const MatmulShape& shape,
                                      const DeviceInfo& device, const __nv_bfloat16* d_a,
-                                     const __nv_bfloat16* d_b, float* d_c, const std::vector<float>& a,
-                                     const std::vector<float>& b, std::vector<float>& host_c) {
+                                     const __nv_bfloat16* d_b, float* d_c, const HostMatrix& a,
+                                     const HostMatrix& b) {
   const CublasHandle cublas(CUBLAS_DEFAULT_MATH);
   const int m = static_cast<int>(shape.m);
   const int n = static_cast<int>(shape.n);
@@ -84,12 +106,8 @@ Measurement measure_cublas_bf16_gemm(const RunOptions& run, const MatmulShape& s
   result.rate = matmul_gflops(shape, result.time.median_ms);
   result.pct_peak = device.peak_bf16_gflops > 0 ? 100.0 * result.rate / device.peak_bf16_gflops : NAN;
   result.pct_yardstick = 100.0;
-  if (run.check != CheckMode::kNone) {
-    host_c.resize(c_count);
-    CUDA_CHECK(cudaMemcpy(host_c.data(), d_c, c_count * sizeof(float), cudaMemcpyDeviceToHost));
-    result.check =
-        verify_matmul(a, b, host_c, shape, CheckMode::kSample, run.seed, Accumulation::kTensorCore);
-  }
+  if (run.check != CheckMode::kNone)
+    result.check = check_yardstick(d_c, a, b, shape, run.seed, Accumulation::kTensorCore);
   return result;
 }
 

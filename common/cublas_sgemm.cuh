@@ -12,6 +12,7 @@
 #include "cuda_check.cuh"
 #include "device_info.cuh"
 #include "exit_codes.hpp"
+#include "matrix.hpp"
 #include "report.hpp"
 
 #include <cublas_v2.h>
@@ -48,23 +49,24 @@ class CublasHandle {
 /// @p d_a, B k×n in @p d_b, C m×n in @p d_c) with time_with_events and the same @p run options
 /// as the stage (warm-up, repetitions, median).
 ///
-/// C is poisoned first; unless @p run.check is kNone, the result is copied back into @p host_c (the
-/// caller's host copy of C, reused, overwritten) and checked against the double reference of the
-/// host copies @p a and @p b with the sampled check (cheap at any size). Overwrites @p d_c. Returns a
+/// C is poisoned first; unless @p run.check is kNone, the elements of the result the sampled check
+/// picks (sampled_elements) are gathered on the device, copied back and checked against the double
+/// reference of the host copies @p a and @p b (verify_matmul_elements: cheap at any size; the
+/// yardstick's C is not scanned whole, as the stage's is). Overwrites @p d_c. Returns a
 /// Measurement named "cuBLAS", marked is_yardstick, with its GFLOP/s and percentage of @p device's FP32 peak.
 Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape, const DeviceInfo& device,
-                                 const float* d_a, const float* d_b, float* d_c, const std::vector<float>& a,
-                                 const std::vector<float>& b, std::vector<float>& host_c);
+                                 const float* d_a, const float* d_b, float* d_c, const HostMatrix& a,
+                                 const HostMatrix& b);
 
 /// Times cuBLAS computing C = A·B from bf16 A and B with FP32 sums into an FP32 C (cublasGemmEx,
 /// CUBLAS_COMPUTE_32F, tensor cores allowed) on the stage's row-major device buffers, as
-/// measure_cublas_sgemm() does: same @p run options, C poisoned first, the result copied back into
-/// @p host_c and checked (sampled) against the double reference of @p a and @p b (the same values, as
+/// measure_cublas_sgemm() does: same @p run options, C poisoned first, the sampled elements of the
+/// result copied back and checked against the double reference of @p a and @p b (the same values, as
 /// floats) with the tensor-core tolerance. Returns a Measurement named "cuBLAS", marked is_yardstick, with
 /// its GFLOP/s and percentage of @p device's dense bf16 peak.
 Measurement measure_cublas_bf16_gemm(const RunOptions& run, const MatmulShape& shape,
                                      const DeviceInfo& device, const __nv_bfloat16* d_a,
-                                     const __nv_bfloat16* d_b, float* d_c, const std::vector<float>& a,
-                                     const std::vector<float>& b, std::vector<float>& host_c);
+                                     const __nv_bfloat16* d_b, float* d_c, const HostMatrix& a,
+                                     const HostMatrix& b);
 
 } // namespace cs

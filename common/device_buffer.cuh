@@ -22,7 +22,8 @@ class DeviceBuffer {
     if (count_ > 0) CUDA_CHECK(cudaMalloc(&data_, bytes()));
   }
   /// Allocates room for @p host and copies it over.
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
+  template <typename Allocator>
+  explicit DeviceBuffer(const std::vector<T, Allocator>& host) : DeviceBuffer(host.size()) {
     CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
   }
   ~DeviceBuffer() { cudaFree(data_); }
@@ -53,7 +54,8 @@ class DeviceBuffer {
   }
   /// Copies the whole buffer back into @p host, resized to fit: memory a caller already holds, which
   /// for gigabytes saves allocating (and the system zeroing) it again.
-  void to_host(std::vector<T>& host) const {
+  template <typename Allocator>
+  void to_host(std::vector<T, Allocator>& host) const {
     host.resize(count_);
     CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
   }

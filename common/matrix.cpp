@@ -13,15 +13,31 @@ namespace cs {
 
 namespace {
 
+// Calls work(begin, end) on slices of [0, count): one slice per 2^24 elements, at most 8, each on a
+// thread of its own (the same slicing on every machine; one slice on the calling thread when the
+// range is small).
+template <typename Work>
+void on_slices(std::int64_t count, const Work& work) {
+  const std::int64_t slices = std::clamp<std::int64_t>(count >> 24, 1, 8);
+  if (slices == 1) {
+    work(std::int64_t{0}, count);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (std::int64_t t = 0; t < slices; ++t)
+    workers.emplace_back(work, count * t / slices, count * (t + 1) / slices);
+  for (std::thread& worker : workers) worker.join();
+}
+
 // The generator of random_matrix(), each value passed through @p finish on its way into the matrix.
 // A large matrix is drawn in slices on several threads, each slice's engine jumped ahead to where
 // the slice starts (Mt19937_64::jump_ahead): the values are those of one long draw, whatever the
-// number of slices, and a 2^31-element B takes a fraction of the time one thread takes.
+// number of slices, and a 2^31-element B takes a fraction of the time one thread takes. The matrix
+// is not zeroed first (HostMatrix): each thread is the first to write its slice.
 template <typename Finish>
-std::vector<float> generate(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which,
-                            Finish finish) {
-  std::vector<float> values(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
-  const auto fill = [&](std::int64_t begin, std::int64_t end) {
+HostMatrix generate(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which, Finish finish) {
+  HostMatrix values(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+  on_slices(static_cast<std::int64_t>(values.size()), [&](std::int64_t begin, std::int64_t end) {
     // Mix the operand into the seed so that A and B (same --seed) are independent streams.
     std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
                            static_cast<std::uint32_t>(which)};
@@ -32,24 +48,13 @@ std::vector<float> generate(std::int64_t rows, std::int64_t cols, std::uint64_t 
       values[static_cast<std::size_t>(i)] =
           finish(static_cast<float>(top24) / 8388608.0f - 1.0f); // k / 2^23 - 1, exact
     }
-  };
-  // One slice per 2^24 values, at most 8: the same slicing on every machine.
-  const auto count = static_cast<std::int64_t>(values.size());
-  const std::int64_t slices = std::clamp<std::int64_t>(count >> 24, 1, 8);
-  if (slices == 1) {
-    fill(0, count);
-    return values;
-  }
-  std::vector<std::thread> workers;
-  for (std::int64_t t = 0; t < slices; ++t)
-    workers.emplace_back(fill, count * t / slices, count * (t + 1) / slices);
-  for (std::thread& worker : workers) worker.join();
+  });
   return values;
 }
 
 } // namespace
 
-std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which) {
+HostMatrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which) {
   return generate(rows, cols, seed, which, [](float v) { return v; });
 }
 
@@ -65,13 +70,20 @@ float round_to_bf16(float value) {
   return rounded;
 }
 
-std::vector<float> random_bf16_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
-                                      Operand which) {
+HostMatrix random_bf16_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which) {
   return generate(rows, cols, seed, which, round_to_bf16); // random_matrix()'s values, rounded as they come
 }
 
-void poison(std::vector<float>& values) {
-  std::memset(values.data(), kPoisonByte, values.size() * sizeof(float));
+void poison(HostMatrix& values) {
+  on_slices(static_cast<std::int64_t>(values.size()), [&](std::int64_t begin, std::int64_t end) {
+    std::memset(values.data() + begin, kPoisonByte, static_cast<std::size_t>(end - begin) * sizeof(float));
+  });
+}
+
+HostMatrix poisoned_matrix(std::size_t count) {
+  HostMatrix values(count);
+  poison(values);
+  return values;
 }
 
 bool is_poison(float value) {

@@ -2,10 +2,45 @@
 /// @brief Reproducible random inputs and the "never written" poison value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 namespace cs {
+
+/// std::allocator, except that a new element is default-initialized instead of value-initialized:
+/// for a float, left as the memory had it instead of zeroed. A matrix of 2^31 floats (8.6 GB) is then
+/// first written by the threads that fill it, at once, instead of zeroed by one thread beforehand
+/// (about 5 s on the GPU machine, the most of a test of that size).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  /// The same allocator for another element type (as std::vector's implementation may ask).
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>; ///< the allocator for U
+  };
+  UninitializedAllocator() = default;
+  /// Converts from the allocator of another element type (no state to copy).
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  /// A new element with no initial value: default-initialized (for a float, not written at all).
+  template <typename U>
+  void construct(U* place) noexcept {
+    ::new (static_cast<void*>(place)) U;
+  }
+  /// A new element from @p args, as std::allocator makes it.
+  template <typename U, typename... Args>
+  void construct(U* place, Args&&... args) {
+    ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A matrix (or vector) of floats on the host, row-major: a std::vector whose new elements are not
+/// zeroed (UninitializedAllocator). Every function that makes one writes every element.
+using HostMatrix = std::vector<float, UninitializedAllocator<float>>;
 
 /// Which input a generated matrix is, so A and B drawn from one seed still differ.
 enum class Operand : std::uint64_t {
@@ -24,7 +59,7 @@ enum class Operand : std::uint64_t {
 /// exact float with no rounding and the same on every platform. Negative and positive values make the sums
 /// cancel, which tests more than all-positive inputs, and independent entries make the matrix
 /// non-symmetric (a kernel that swaps A[i][k] for A[k][i] fails).
-std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which);
+HostMatrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which);
 
 /// @p value rounded to the nearest bfloat16 (ties to even), returned as the float of the same value.
 ///
@@ -38,8 +73,7 @@ float round_to_bf16(float value);
 /// (round_to_bf16): uniform in [-1, 1] with 8 significant bits, every value exactly a bfloat16.
 /// The bf16 stages copy these values to the GPU as bfloat16 and check it against the double
 /// reference of exactly these values, so rounding the inputs is never mistaken for an error.
-std::vector<float> random_bf16_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
-                                      Operand which);
+HostMatrix random_bf16_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, Operand which);
 
 /// The bit pattern used to poison outputs before every run: 0xFFFFFFFF, a NaN that arithmetic
 /// never produces (the GPU's NaN is 0x7FFFFFFF, the x86 default 0xFFC00000), and the pattern
@@ -49,8 +83,13 @@ constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
 /// Byte value to pass to memset / cudaMemset to poison a float buffer.
 constexpr int kPoisonByte = 0xFF;
 
-/// Fills @p values with the poison pattern.
-void poison(std::vector<float>& values);
+/// Fills @p values with the poison pattern (a large matrix on several threads).
+void poison(HostMatrix& values);
+
+/// A matrix of @p count floats, every one poisoned (on several threads when it is large, so that
+/// its memory is first touched by them at once): the host's copy of a result before it is copied
+/// back.
+HostMatrix poisoned_matrix(std::size_t count);
 
 /// True when @p value holds exactly the poison bit pattern.
 bool is_poison(float value);

@@ -139,8 +139,7 @@ double tensor_core_sum_tolerance(std::int64_t terms) {
   return two_k_two_u / (1.0 - two_k_two_u);
 }
 
-std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b,
-                                     const MatmulShape& s) {
+std::vector<double> reference_matmul(const HostMatrix& a, const HostMatrix& b, const MatmulShape& s) {
   // i-k-j order: the inner loop walks a row of B and a row of C, both contiguous.
   std::vector<double> c(static_cast<std::size_t>(s.m * s.n), 0.0);
   for (std::int64_t i = 0; i < s.m; ++i) {
@@ -154,58 +153,18 @@ std::vector<double> reference_matmul(const std::vector<float>& a, const std::vec
   return c;
 }
 
-bool full_check_is_cheap(const MatmulShape& s) {
-  return static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) <=
-         static_cast<double>(1LL << 30);
-}
+namespace {
 
-CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>& b,
-                          const std::vector<float>& c, const MatmulShape& s, CheckMode mode,
-                          std::uint64_t seed, Accumulation accumulation) {
-  if (mode == CheckMode::kNone) {
-    CheckResult none;
-    none.mode = "none";
-    none.passed = true;
-    return none;
-  }
-  if (mode == CheckMode::kAuto) mode = full_check_is_cheap(s) ? CheckMode::kFull : CheckMode::kSample;
-
-  const double tolerance =
-      accumulation == Accumulation::kTensorCore ? tensor_core_sum_tolerance(s.k) : fp32_sum_tolerance(s.k);
-  Comparison cmp(tolerance, s.n, "C");
-  cmp.scan(c.data(), s.m * s.n);
-
-  if (mode == CheckMode::kFull) {
-    // The reference and, alongside it, each element's scale Σ|a·b| (the same loops on |a|, |b|).
-    const std::vector<double> want = reference_matmul(a, b, s);
-    std::vector<float> abs_a(a.size()), abs_b(b.size());
-    std::transform(a.begin(), a.end(), abs_a.begin(), [](float v) { return std::fabs(v); });
-    std::transform(b.begin(), b.end(), abs_b.begin(), [](float v) { return std::fabs(v); });
-    const std::vector<double> scale = reference_matmul(abs_a, abs_b, s);
-    for (std::int64_t i = 0; i < s.m * s.n; ++i) cmp.compare(i, c[i], want[i], scale[i]);
-    return cmp.finish("full");
-  }
-
-  // Sampled: the four borders, where off-by-one tiles go wrong, plus random interior elements.
-  std::set<std::int64_t> picks;
-  const auto edge = [&](std::int64_t length, auto&& index_of) {
-    const std::int64_t count = std::min<std::int64_t>(length, 1024);
-    for (std::int64_t t = 0; t < count; ++t)
-      picks.insert(index_of(count == 1 ? 0 : t * (length - 1) / (count - 1)));
-  };
-  edge(s.n, [&](std::int64_t j) { return j; });                   // first row
-  edge(s.n, [&](std::int64_t j) { return (s.m - 1) * s.n + j; }); // last row
-  edge(s.m, [&](std::int64_t i) { return i * s.n; });             // first column
-  edge(s.m, [&](std::int64_t i) { return i * s.n + s.n - 1; });   // last column
-  std::mt19937_64 engine(seed ^ 0x5eed5a3b1eULL);
-  for (int t = 0; t < 1024; ++t)
-    picks.insert(static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(s.m * s.n)));
+// Compares the elements of C at @p picked (value_of(p): the p-th one's value) with their references.
+template <typename ValueOf>
+void compare_elements(Comparison& cmp, const HostMatrix& a, const HostMatrix& b,
+                      const std::vector<std::int64_t>& picked, const ValueOf& value_of,
+                      const MatmulShape& s) {
   // The picked elements' references, all at once with k outermost: row k of B is read once for all
   // picks, in order, instead of once per pick down a column (n floats apart, a cache miss each). For a
   // B of 2^31 elements the picks still touch most of B, so the rows are shared out in slices among
   // threads, each summing its slice's terms for every pick (in double, in order of k), and the slices'
   // sums are added in order of the slices.
-  const std::vector<std::int64_t> picked(picks.begin(), picks.end());
   const std::size_t count = picked.size();
   constexpr double kTermsPerThread = 1 << 22; // below this, one thread
   const std::int64_t threads = std::clamp<std::int64_t>(
@@ -237,7 +196,75 @@ CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>&
       want[p] += slice[p];
       scale[p] += slice[count + p];
     }
-  for (std::size_t p = 0; p < picked.size(); ++p) cmp.compare(picked[p], c[picked[p]], want[p], scale[p]);
+  for (std::size_t p = 0; p < count; ++p) cmp.compare(picked[p], value_of(p), want[p], scale[p]);
+}
+
+} // namespace
+
+bool full_check_is_cheap(const MatmulShape& s) {
+  return static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) <=
+         static_cast<double>(1LL << 30);
+}
+
+CheckResult verify_matmul(const HostMatrix& a, const HostMatrix& b, const HostMatrix& c, const MatmulShape& s,
+                          CheckMode mode, std::uint64_t seed, Accumulation accumulation) {
+  if (mode == CheckMode::kNone) {
+    CheckResult none;
+    none.mode = "none";
+    none.passed = true;
+    return none;
+  }
+  if (mode == CheckMode::kAuto) mode = full_check_is_cheap(s) ? CheckMode::kFull : CheckMode::kSample;
+
+  const double tolerance =
+      accumulation == Accumulation::kTensorCore ? tensor_core_sum_tolerance(s.k) : fp32_sum_tolerance(s.k);
+  Comparison cmp(tolerance, s.n, "C");
+  cmp.scan(c.data(), s.m * s.n);
+
+  if (mode == CheckMode::kFull) {
+    // The reference and, alongside it, each element's scale Σ|a·b| (the same loops on |a|, |b|).
+    const std::vector<double> want = reference_matmul(a, b, s);
+    HostMatrix abs_a(a.size()), abs_b(b.size());
+    std::transform(a.begin(), a.end(), abs_a.begin(), [](float v) { return std::fabs(v); });
+    std::transform(b.begin(), b.end(), abs_b.begin(), [](float v) { return std::fabs(v); });
+    const std::vector<double> scale = reference_matmul(abs_a, abs_b, s);
+    for (std::int64_t i = 0; i < s.m * s.n; ++i) cmp.compare(i, c[i], want[i], scale[i]);
+    return cmp.finish("full");
+  }
+
+  // Sampled: the borders and random elements (sampled_elements), against their references.
+  const std::vector<std::int64_t> picked = sampled_elements(s, seed);
+  compare_elements(
+      cmp, a, b, picked, [&](std::size_t p) { return c[picked[p]]; }, s);
+  return cmp.finish("sample");
+}
+
+std::vector<std::int64_t> sampled_elements(const MatmulShape& s, std::uint64_t seed) {
+  // The four borders, where off-by-one tiles go wrong, plus random interior elements.
+  std::set<std::int64_t> picks;
+  const auto edge = [&](std::int64_t length, auto&& index_of) {
+    const std::int64_t count = std::min<std::int64_t>(length, 1024);
+    for (std::int64_t t = 0; t < count; ++t)
+      picks.insert(index_of(count == 1 ? 0 : t * (length - 1) / (count - 1)));
+  };
+  edge(s.n, [&](std::int64_t j) { return j; });                   // first row
+  edge(s.n, [&](std::int64_t j) { return (s.m - 1) * s.n + j; }); // last row
+  edge(s.m, [&](std::int64_t i) { return i * s.n; });             // first column
+  edge(s.m, [&](std::int64_t i) { return i * s.n + s.n - 1; });   // last column
+  std::mt19937_64 engine(seed ^ 0x5eed5a3b1eULL);
+  for (int t = 0; t < 1024; ++t)
+    picks.insert(static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(s.m * s.n)));
+  return std::vector<std::int64_t>(picks.begin(), picks.end());
+}
+
+CheckResult verify_matmul_elements(const HostMatrix& a, const HostMatrix& b,
+                                   const std::vector<std::int64_t>& picked, const std::vector<float>& values,
+                                   const MatmulShape& s, Accumulation accumulation) {
+  const double tolerance =
+      accumulation == Accumulation::kTensorCore ? tensor_core_sum_tolerance(s.k) : fp32_sum_tolerance(s.k);
+  Comparison cmp(tolerance, s.n, "C");
+  compare_elements(
+      cmp, a, b, picked, [&](std::size_t p) { return values[p]; }, s);
   return cmp.finish("sample");
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "cli.hpp"
+#include "matrix.hpp"
 
 #include <cstdint>
 #include <iosfwd>
@@ -90,8 +91,7 @@ enum class Accumulation {
 double tensor_core_sum_tolerance(std::int64_t terms);
 
 /// Full CPU reference: C = A·B accumulated in double (row-major, shape.m × shape.n).
-std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b,
-                                     const MatmulShape& shape);
+std::vector<double> reference_matmul(const HostMatrix& a, const HostMatrix& b, const MatmulShape& shape);
 
 /// Whether kAuto picks the full check for this shape (m·n·k ≤ 2³⁰), else the sampled one.
 bool full_check_is_cheap(const MatmulShape& shape);
@@ -103,8 +103,20 @@ bool full_check_is_cheap(const MatmulShape& shape);
 /// reference is computed for the four borders (up to 1024 evenly spaced elements per edge, the
 /// corners included) and 1024 random elements drawn from @p seed, so the check costs O(m·n + k·5120)
 /// instead of O(m·n·k).
-CheckResult verify_matmul(const std::vector<float>& a, const std::vector<float>& b,
-                          const std::vector<float>& c, const MatmulShape& shape, CheckMode mode,
-                          std::uint64_t seed, Accumulation accumulation = Accumulation::kFp32);
+CheckResult verify_matmul(const HostMatrix& a, const HostMatrix& b, const HostMatrix& c,
+                          const MatmulShape& shape, CheckMode mode, std::uint64_t seed,
+                          Accumulation accumulation = Accumulation::kFp32);
+
+/// The elements the sampled check compares, in increasing order: the four borders (up to 1024 evenly
+/// spaced elements per edge, the corners included) and 1024 random elements drawn from @p seed.
+std::vector<std::int64_t> sampled_elements(const MatmulShape& shape, std::uint64_t seed);
+
+/// Checks only the elements of C at @p picked (their values in @p values, in the same order) against
+/// the double reference of A·B, with the tolerance of @p accumulation: the sampled check without the
+/// scan of every other element, for a result whose picked elements alone were copied back (the
+/// cuBLAS yardstick's: cublas_sgemm.cuh).
+CheckResult verify_matmul_elements(const HostMatrix& a, const HostMatrix& b,
+                                   const std::vector<std::int64_t>& picked, const std::vector<float>& values,
+                                   const MatmulShape& shape, Accumulation accumulation = Accumulation::kFp32);
 
 } // namespace cs

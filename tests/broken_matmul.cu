@@ -97,8 +97,8 @@ std::int64_t overhang_elements(std::int64_t cols) {
 
 /// Allocates a device copy of @p matrix (rows × @p cols) followed, unless @p exact, by
 /// overhang_elements(cols) elements of @p beyond: what an unguarded kernel reads past the edge.
-float* upload_with_overhang(const std::vector<float>& matrix, std::int64_t cols, bool exact,
-                            const std::vector<float>& beyond) {
+float* upload_with_overhang(const cs::HostMatrix& matrix, std::int64_t cols, bool exact,
+                            const cs::HostMatrix& beyond) {
   const std::size_t extra = exact ? 0 : static_cast<std::size_t>(overhang_elements(cols));
   float* device = nullptr;
   CUDA_CHECK(cudaMalloc(&device, (matrix.size() + extra) * sizeof(float)));
@@ -148,18 +148,16 @@ int main(int argc, char** argv) {
       static_cast<long long>(shape.n), kTile);
 
   // 3. Inputs, and what lies beyond them: other data, never zeros, as in a real allocation.
-  const std::vector<float> a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
-  const std::vector<float> b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
-  const std::vector<float> beyond_a =
-      cs::random_matrix(1, overhang_elements(shape.k), run.seed, cs::Operand::kX);
-  const std::vector<float> beyond_b =
-      cs::random_matrix(1, overhang_elements(shape.n), run.seed, cs::Operand::kY);
-  std::vector<float> beyond_c(static_cast<std::size_t>(overhang_elements(shape.n)));
+  const cs::HostMatrix a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
+  const cs::HostMatrix b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
+  const cs::HostMatrix beyond_a = cs::random_matrix(1, overhang_elements(shape.k), run.seed, cs::Operand::kX);
+  const cs::HostMatrix beyond_b = cs::random_matrix(1, overhang_elements(shape.n), run.seed, cs::Operand::kY);
+  cs::HostMatrix beyond_c(static_cast<std::size_t>(overhang_elements(shape.n)));
   cs::poison(beyond_c);
 
   // 4. Device buffers; C poisoned, so an element no thread writes fails the check.
   const std::size_t c_count = static_cast<std::size_t>(shape.m * shape.n);
-  std::vector<float> c(c_count);
+  cs::HostMatrix c(c_count);
   cs::poison(c);
   float* d_a = upload_with_overhang(a, shape.k, exact_buffers, beyond_a);
   float* d_b = upload_with_overhang(b, shape.n, exact_buffers, beyond_b);

@@ -305,8 +305,8 @@ int main(int argc, char** argv) {
       static_cast<long long>(shape.n));
 
   // 3. Inputs, and device buffers; C poisoned, so an element no thread writes fails the check.
-  const std::vector<float> a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
-  const std::vector<float> b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
+  const cs::HostMatrix a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
+  const cs::HostMatrix b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
   const cs::DeviceBuffer<float> d_a(a);
   const cs::DeviceBuffer<float> d_b(b);
   cs::DeviceBuffer<float> d_c(static_cast<std::size_t>(shape.m * shape.n));
@@ -318,7 +318,8 @@ int main(int argc, char** argv) {
     if (breakage == Breakage::kNoSwapBarrier)
       launch_copy<Breakage::kNoSwapBarrier>(d_a.get(), d_b.get(), d_c.get(), shape);
   });
-  const std::vector<float> c = d_c.to_host();
+  cs::HostMatrix c = cs::poisoned_matrix(d_c.size());
+  d_c.to_host(c);
   cs::Measurement result;
   result.name = variant;
   result.what = "stage 11's pipelined kernel, 128x128x16/64x32/8x8/s3, variant " + variant;

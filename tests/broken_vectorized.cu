@@ -143,9 +143,9 @@ __global__ void __launch_bounds__(256)
 constexpr std::size_t kOverhang = 128 + 16;
 
 /// @p matrix, followed (unless @p exact) by kOverhang NaNs: what the unguarded loads meet past it.
-std::vector<float> with_overhang(const std::vector<float>& matrix, bool exact) {
-  std::vector<float> padded = matrix;
-  std::vector<float> beyond(exact ? 0 : kOverhang);
+cs::HostMatrix with_overhang(const cs::HostMatrix& matrix, bool exact) {
+  cs::HostMatrix padded = matrix;
+  cs::HostMatrix beyond(exact ? 0 : kOverhang);
   cs::poison(beyond);
   padded.insert(padded.end(), beyond.begin(), beyond.end());
   return padded;
@@ -193,8 +193,8 @@ int main(int argc, char** argv) {
 
   // 3. Inputs on the device (cudaMalloc: 16-byte aligned), each followed by NaNs unless exact; C
   //    poisoned, so an element no thread writes fails the check.
-  const std::vector<float> a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
-  const std::vector<float> b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
+  const cs::HostMatrix a = cs::random_matrix(shape.m, shape.k, run.seed, cs::Operand::kA);
+  const cs::HostMatrix b = cs::random_matrix(shape.k, shape.n, run.seed, cs::Operand::kB);
   const cs::DeviceBuffer<float> d_a(with_overhang(a, exact_buffers));
   const cs::DeviceBuffer<float> d_b(with_overhang(b, exact_buffers));
   cs::DeviceBuffer<float> d_c(static_cast<std::size_t>(shape.m * shape.n));
@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
           <<<grid, 256>>>(d_a.get(), d_b.get(), d_c.get(), shape.m, shape.n, shape.k);
     CUDA_CHECK_LAUNCH();
   });
-  const std::vector<float> c = d_c.to_host();
+  cs::HostMatrix c = cs::poisoned_matrix(d_c.size());
+  d_c.to_host(c);
   cs::Measurement result;
   result.name = variant;
   result.what = "stage 09's kernel, 128x128x16/8x8, 16-byte path, variant " + variant;

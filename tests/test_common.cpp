@@ -32,15 +32,14 @@ int g_failures = 0;
   } while (0)
 
 // A correct float result for a shape: the double reference rounded to float.
-std::vector<float> correct_product(const std::vector<float>& a, const std::vector<float>& b,
-                                   const cs::MatmulShape& s) {
+cs::HostMatrix correct_product(const cs::HostMatrix& a, const cs::HostMatrix& b, const cs::MatmulShape& s) {
   const std::vector<double> r = cs::reference_matmul(a, b, s);
-  return std::vector<float>(r.begin(), r.end());
+  return cs::HostMatrix(r.begin(), r.end());
 }
 
 struct Problem {
   cs::MatmulShape shape;
-  std::vector<float> a, b, c;
+  cs::HostMatrix a, b, c;
 };
 
 Problem make_problem(std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -56,9 +55,9 @@ void generator_reproduces_for_a_seed() {
   EXPECT(cs::random_matrix(13, 17, 42, cs::Operand::kA) == cs::random_matrix(13, 17, 42, cs::Operand::kA));
   // Pinned values: the same on every platform (mt19937_64 is fixed by the standard, the float
   // conversion is ours). If these change, every published figure's inputs changed.
-  const std::vector<float> a = cs::random_matrix(1, 3, 2024, cs::Operand::kA);
+  const cs::HostMatrix a = cs::random_matrix(1, 3, 2024, cs::Operand::kA);
   EXPECT(a[0] == -0.430720448f && a[1] == -0.241333604f && a[2] == -0.8285923f);
-  const std::vector<float> b = cs::random_matrix(1, 2, 2024, cs::Operand::kB);
+  const cs::HostMatrix b = cs::random_matrix(1, 2, 2024, cs::Operand::kB);
   EXPECT(b[0] == -0.420702815f && b[1] == -0.420525312f);
 }
 
@@ -97,7 +96,7 @@ void generator_slices_give_one_draw() {
   // A matrix of 2^25 + 7 values is drawn in two slices on two threads: every value must be the one
   // a single draw of std::mt19937_64 gives, the slice boundary included.
   const std::int64_t rows = 4099, cols = 8187; // 33558513 values
-  const std::vector<float> sliced = cs::random_matrix(rows, cols, 11, cs::Operand::kB);
+  const cs::HostMatrix sliced = cs::random_matrix(rows, cols, 11, cs::Operand::kB);
   std::seed_seq seed{11u, 0u, static_cast<std::uint32_t>(cs::Operand::kB)};
   std::mt19937_64 one_draw(seed);
   std::int64_t different = 0;
@@ -107,7 +106,7 @@ void generator_slices_give_one_draw() {
   }
   EXPECT(different == 0);
   // And rounded to bf16, the same values rounded.
-  const std::vector<float> bf16 = cs::random_bf16_matrix(rows, cols, 11, cs::Operand::kB);
+  const cs::HostMatrix bf16 = cs::random_bf16_matrix(rows, cols, 11, cs::Operand::kB);
   different = 0;
   for (std::size_t i = 0; i < bf16.size(); ++i) different += bf16[i] != cs::round_to_bf16(sliced[i]);
   EXPECT(different == 0);
@@ -143,7 +142,7 @@ void generator_range_and_non_symmetry() {
 }
 
 void poison_is_recognised() {
-  std::vector<float> v(5, 1.0f);
+  cs::HostMatrix v(5, 1.0f);
   cs::poison(v);
   for (const float x : v) EXPECT(cs::is_poison(x) && std::isnan(x));
   const float computed_nan = std::numeric_limits<float>::quiet_NaN();
@@ -181,7 +180,7 @@ void comparison_catches_a_wrong_element() {
 
 void comparison_catches_an_unwritten_element() {
   Problem p = make_problem(9, 11, 5);
-  std::vector<float> untouched(1);
+  cs::HostMatrix untouched(1);
   cs::poison(untouched);
   p.c[8 * 11 + 10] = untouched[0]; // the last element, as an edge block that forgot it
   const cs::CheckResult r = cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kFull, 1);
@@ -230,9 +229,33 @@ void sampled_check_catches_a_wrong_border() {
   EXPECT(!cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kSample, 5).passed);
 }
 
+void elements_check_agrees_with_the_sampled_one() {
+  // The yardstick's check: the picked elements alone (sampled_elements, gathered on the device), no
+  // scan. The same picks as the sampled check, in order; a correct result passes, a wrong picked
+  // element fails (and is named), a poisoned one fails as never written.
+  Problem p = make_problem(300, 200, 50);
+  const std::vector<std::int64_t> picked = cs::sampled_elements(p.shape, 5);
+  const auto values_of = [&](const cs::HostMatrix& c) {
+    std::vector<float> values;
+    for (const std::int64_t index : picked) values.push_back(c[index]);
+    return values;
+  };
+  const cs::CheckResult right = cs::verify_matmul_elements(p.a, p.b, picked, values_of(p.c), p.shape);
+  EXPECT(right.passed && right.scanned == 0);
+  EXPECT(right.compared == cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kSample, 5).compared);
+  p.c[299 * 200 + 199] += 0.5f; // the bottom-right corner: always picked
+  const cs::CheckResult wrong = cs::verify_matmul_elements(p.a, p.b, picked, values_of(p.c), p.shape);
+  EXPECT(!wrong.passed && wrong.out_of_tolerance == 1);
+  EXPECT(wrong.first_failure.rfind("C[299][199] = ", 0) == 0);
+  p = make_problem(300, 200, 50);
+  cs::poison(p.c);
+  const cs::CheckResult unwritten = cs::verify_matmul_elements(p.a, p.b, picked, values_of(p.c), p.shape);
+  EXPECT(!unwritten.passed && unwritten.unwritten == static_cast<std::int64_t>(picked.size()));
+}
+
 void sampled_check_catches_an_unwritten_interior() {
   Problem p = make_problem(300, 200, 50);
-  std::vector<float> untouched(1);
+  cs::HostMatrix untouched(1);
   cs::poison(untouched);
   p.c[123 * 200 + 77] = untouched[0]; // unlikely to be sampled, but every element is scanned
   const cs::CheckResult r = cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kSample, 5);
@@ -312,8 +335,8 @@ std::vector<double> bf16_values(std::size_t count, int kind, std::mt19937_64& en
 void scan_in_slices_counts_as_one_pass() {
   // Large enough (2^27 + 5 elements) to be scanned on two threads or more where the machine has them:
   // the counts and the first bad element named are those of one pass.
-  std::vector<float> values((std::size_t{1} << 27) + 5, 1.0f);
-  std::vector<float> one_poison(1);
+  cs::HostMatrix values((std::size_t{1} << 27) + 5, 1.0f);
+  cs::HostMatrix one_poison(1);
   cs::poison(one_poison);
   values[values.size() - 1] = one_poison[0];                               // never written, in the last slice
   values[values.size() / 2 + 1] = std::numeric_limits<float>::quiet_NaN(); // computed NaN, a later slice
@@ -370,11 +393,11 @@ void tensor_core_tolerance_catches_a_dropped_or_doubled_term() {
   // (chapter 12 says so), a lost tile cannot.
   for (const std::int64_t k : {16, 300, 2000, 4100}) {
     const cs::MatmulShape shape{48, 40, k};
-    const std::vector<float> a = cs::random_bf16_matrix(shape.m, shape.k, 3, cs::Operand::kA);
-    const std::vector<float> b = cs::random_bf16_matrix(shape.k, shape.n, 3, cs::Operand::kB);
+    const cs::HostMatrix a = cs::random_bf16_matrix(shape.m, shape.k, 3, cs::Operand::kA);
+    const cs::HostMatrix b = cs::random_bf16_matrix(shape.k, shape.n, 3, cs::Operand::kB);
     const std::int64_t first = k / 2,
                        terms = k > 2000 ? 32 : 1; // the k-terms a wrong kernel drops or doubles
-    std::vector<float> c(48 * 40), dropped(c.size()), doubled(c.size());
+    cs::HostMatrix c(48 * 40), dropped(c.size()), doubled(c.size());
     for (std::int64_t i = 0; i < shape.m; ++i)
       for (std::int64_t j = 0; j < shape.n; ++j) {
         std::vector<double> products(static_cast<std::size_t>(k));
@@ -389,7 +412,7 @@ void tensor_core_tolerance_catches_a_dropped_or_doubled_term() {
         dropped[i * shape.n + j] = static_cast<float>(sum - lost);
         doubled[i * shape.n + j] = static_cast<float>(sum + lost);
       }
-    const auto check = [&](const std::vector<float>& result) {
+    const auto check = [&](const cs::HostMatrix& result) {
       return cs::verify_matmul(a, b, result, shape, cs::CheckMode::kFull, 1, cs::Accumulation::kTensorCore);
     };
     EXPECT(check(c).passed);
@@ -405,7 +428,7 @@ void tensor_core_tolerance_catches_a_dropped_or_doubled_term() {
 void bf16_inputs_are_bf16_values() {
   // Every generated value is exactly a bfloat16 (its 16 low bits are zero), in [-1, 1], and the
   // rounding is to nearest, ties to even.
-  const std::vector<float> v = cs::random_bf16_matrix(64, 64, 9, cs::Operand::kA);
+  const cs::HostMatrix v = cs::random_bf16_matrix(64, 64, 9, cs::Operand::kA);
   for (const float x : v) {
     std::uint32_t bits = 0;
     std::memcpy(&bits, &x, sizeof bits);
@@ -427,7 +450,7 @@ void tolerance_grows_with_k() {
 
 void reference_matches_hand_computed() {
   // [1 2 3; 4 5 6] (2x3) times [7 8; 9 10; 11 12] (3x2) = [58 64; 139 154]
-  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {7, 8, 9, 10, 11, 12};
+  const cs::HostMatrix a = {1, 2, 3, 4, 5, 6}, b = {7, 8, 9, 10, 11, 12};
   const std::vector<double> c = cs::reference_matmul(a, b, {2, 2, 3});
   EXPECT(c == (std::vector<double>{58, 64, 139, 154}));
 }
@@ -662,6 +685,7 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(sampled_check_in_slices_passes_and_catches),
     CASE(sampled_check_catches_a_wrong_border),
     CASE(sampled_check_catches_an_unwritten_interior),
+    CASE(elements_check_agrees_with_the_sampled_one),
     CASE(tolerance_grows_with_k),
     CASE(scan_in_slices_counts_as_one_pass),
     CASE(tensor_core_tolerance_holds_in_every_order),
