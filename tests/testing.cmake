@@ -122,15 +122,17 @@ function(cs_add_sanitizer_tests target)
   endforeach()
 endfunction()
 
-# cs_add_matmul_tests(<target> [JSON_REGEX regex] [LARGE_B_ALIGNED]): the tests every matrix-multiply
-# stage runs, whatever its kernel: the original tutorial's 1000 x 1000 x 1000 (a multiple of no tile),
-# 1 x 1 x 1, odd and prime shapes, rectangles thin in each direction, a sampled check, the JSON report
-# (its text must also match JSON_REGEX when given), compute-sanitizer at a small odd size, and
-# matrices of more than 2^31 elements (64-bit offsets). LARGE_B_ALIGNED: B's large test has rows of
-# 46344 (a multiple of 8) instead of 46341, for a stage whose 16-byte path needs it more (the odd
-# rows are then left to C's large test, the cheaper one). A stage adds the tests of its own options.
+# cs_add_matmul_tests(<target> [JSON_REGEX regex] [LARGE_B_ROWS n] [SANITIZER_ALSO MxNxK]): the
+# tests every matrix-multiply stage runs, whatever its kernel: the original tutorial's
+# 1000 x 1000 x 1000 (a multiple of no tile), 1 x 1 x 1, odd and prime shapes, rectangles thin in
+# each direction, a sampled check, the JSON report (its text must also match JSON_REGEX when
+# given), compute-sanitizer at a small odd size, and matrices of more than 2^31 elements (64-bit
+# offsets). LARGE_B_ROWS: B's large test has n x n elements with this n instead of 46341 (46344, a
+# multiple of 8, or 46400, of 64), for a stage whose aligned path needs it more (the odd rows are
+# then left to C's large test, the cheaper one). SANITIZER_ALSO: a second size the sanitizers run in the same process (--also), for a
+# stage whose aligned rows take another path. A stage adds the tests of its own options.
 function(cs_add_matmul_tests target)
-  cmake_parse_arguments(ARG "LARGE_B_ALIGNED" "JSON_REGEX" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "JSON_REGEX;SANITIZER_ALSO;LARGE_B_ROWS" "" ${ARGN})
   cs_add_run_test(${target}.default ${target} GPU)
   # 1 x 1 x 1, a small odd one, a single row and a single column, in one process (--also: one GPU
   # context for the four; a GPU creates contexts one at a time).
@@ -140,13 +142,17 @@ function(cs_add_matmul_tests target)
   cs_add_run_test(${target}.sampled ${target} GPU ARGS --m 1100 --n 1000 --k 999 --reps 2 --check sample)
   cs_add_run_test(${target}.json ${target} GPU ARGS --size 8 --json
                   PASS_REGEX "\\{\"stage\":\"${target}\".*\"result\":\"PASS\"${ARG_JSON_REGEX}")
-  cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 --reps 1 --warmup 0)
+  set(sanitizer_also "")
+  if(ARG_SANITIZER_ALSO)
+    set(sanitizer_also --also ${ARG_SANITIZER_ALSO})
+  endif()
+  cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 ${sanitizer_also} --reps 1 --warmup 0)
   # Past 2^31 elements: C with 46341 x 46341 elements, and B with 46341 x 46341. About 9 GB of
   # device and host memory each: cs_large_tests keeps CTest from running more than a few at once.
   cs_add_run_test(${target}.c_past_2p31 ${target} GPU ARGS --m 46341 --n 46341 --k 1 --reps 1 --warmup 0)
   set(b_rows 46341)
-  if(ARG_LARGE_B_ALIGNED)
-    set(b_rows 46344)
+  if(ARG_LARGE_B_ROWS)
+    set(b_rows ${ARG_LARGE_B_ROWS})
   endif()
   cs_add_run_test(${target}.b_past_2p31 ${target} GPU ARGS --m 3 --n ${b_rows} --k ${b_rows} --reps 1 --warmup 0)
   cs_large_tests(${target}.c_past_2p31 ${target}.b_past_2p31)
