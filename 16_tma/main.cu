@@ -46,6 +46,14 @@ bool rows_are_16_byte_aligned(const bf16* a, const bf16* b, const float* c, std:
   return n % 8 == 0 && k % 8 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
 }
 
+/// Whether the rows of the bf16 matrix at @p matrix, @p row_length elements each, start on 128-byte
+/// boundaries: the row length a multiple of 64 and the matrix 128-byte aligned. A tensor map needs
+/// 16 bytes; at 128 every 64-column row of a box is one whole 128-byte line of memory, and the copies
+/// run at full speed (rows 16 bytes past a line took 1.6 times as long: chapter 16).
+bool rows_fill_128_byte_lines(const bf16* matrix, std::int64_t row_length) {
+  return row_length % 64 == 0 && reinterpret_cast<std::uintptr_t>(matrix) % 128 == 0;
+}
+
 /// The address of @p pointer in shared memory, as the instructions below take it.
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
   return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
@@ -174,7 +182,7 @@ constexpr int kGroupRows = 8;
 ///         may still be running) and kStages - 2 on their way.
 /// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
 ///         checked by the host before the launch): a pair of C is one 8-byte store; otherwise two
-///         4-byte stores (and the maps describe padded copies of A and B).
+///         4-byte stores.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned>
 __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
     matmul_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
@@ -331,32 +339,6 @@ CUtensorMap tensor_map_of(const bf16* matrix, std::int64_t rows, std::int64_t co
   return map;
 }
 
-/// Copies a row-major bf16 matrix of @p rows x @p cols from @p from into @p to, whose rows are
-/// @p pitch elements apart (a multiple of 8, @p to 16-byte aligned): a thread per 8 elements of
-/// @p to, eight 2-byte loads and one 16-byte store, zeros in the padding past cols.
-__global__ void pad_rows(const bf16* from, bf16* to, std::int64_t rows, std::int64_t cols,
-                         std::int64_t pitch) {
-  const std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t row = chunk / (pitch / 8), col = chunk % (pitch / 8) * 8;
-  if (row >= rows) return;
-  alignas(16) bf16 eight[8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) eight[e] = col + e < cols ? from[row * cols + col + e] : __float2bfloat16(0.0f);
-  *reinterpret_cast<uint4*>(to + row * pitch + col) = *reinterpret_cast<const uint4*>(eight);
-}
-
-/// A copy of @p matrix (@p rows x @p cols bf16) with rows of @p pitch elements, which a tensor map
-/// can take, made in @p padded (allocated the first time, then kept) by pad_rows in the stream order
-/// of the kernel that reads it. The padding is never read: the map's rows end at cols.
-const bf16* padded_copy(const bf16* matrix, std::int64_t rows, std::int64_t cols, std::int64_t pitch,
-                        cs::DeviceBuffer<bf16>& padded) {
-  if (padded.size() != static_cast<std::size_t>(rows * pitch))
-    padded = cs::DeviceBuffer<bf16>(static_cast<std::size_t>(rows * pitch));
-  pad_rows<<<cs::grid_of((rows * pitch / 8 + 255) / 256), 256>>>(matrix, padded.get(), rows, cols, pitch);
-  CUDA_CHECK_LAUNCH();
-  return padded.get();
-}
-
 /// The stage's own option.
 struct StageOptions {
   std::string params = "256x128x64/s4"; ///< `--params`: block tile, buffers
@@ -404,8 +386,9 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   // start it on a 1024-byte boundary.
   const std::size_t buffer_bytes = sizeof(bf16) * (tile.block_m * tile.block_k + tile.block_k * tile.block_n);
   const std::size_t shared_bytes = tile.stages * buffer_bytes + 1024;
-  // cudaMalloc aligns A, B and C themselves, so n and k decide whether every row is 16-byte aligned.
+  // cudaMalloc aligns A, B and C themselves (256 bytes), so n and k decide where their rows start.
   const bool chunks_are_16_bytes = shape.n % 8 == 0 && shape.k % 8 == 0;
+  const bool whole_lines = shape.n % 64 == 0 && shape.k % 64 == 0;
   cs::Bf16MatmulLaunch launch;
   launch.name = "tma_" + params;
   launch.what = "stage 15's wgmma on tiles copied by the tensor memory accelerator, counted on mbarriers";
@@ -430,24 +413,28 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
       "global loads per element of C: about K/" + std::to_string(tile.block_m) + " + K/" +
           std::to_string(tile.block_n) + " = " + std::to_string(loads_per_element) + " bf16, in steps of " +
           std::to_string(tile.block_k) + " along K",
-      chunks_are_16_bytes
-          ? "n and k are multiples of 8, so every row starts on a 16-byte boundary: the tensor maps take A "
-            "and B where they are, a pair of C is one 8-byte store"
-          : "n or k is not a multiple of 8, so rows start anywhere (bf16 rows of odd length are 2-byte "
-            "aligned): A and B are first copied into rows padded to a multiple of 8, as a tensor map needs "
-            "(in every timed run), and a pair of C is two 4-byte stores"};
+      std::string(whole_lines
+                      ? "n and k are multiples of 64, so the rows of A and B fill whole 128-byte lines: the "
+                        "tensor maps take A and B where they are"
+                      : "n or k is not a multiple of 64: A or B (or both) is first copied into rows padded "
+                        "to a multiple of 64, as a tensor map needs 16-byte rows and runs at full speed on "
+                        "whole 128-byte lines (in every timed run)") +
+          (chunks_are_16_bytes ? "; a pair of C is one 8-byte store"
+                               : "; n or k is not a multiple of 8, so a pair of C is two 4-byte stores")};
   launch.index_width_from_host = false;
   // The padded copies of A and B, when their rows need them: allocated at the first run, kept.
   const auto padded_a = std::make_shared<cs::DeviceBuffer<bf16>>(0);
   const auto padded_b = std::make_shared<cs::DeviceBuffer<bf16>>(0);
   launch.run = [=](const cs::Bf16MatmulArgs& p) {
-    // Tensor maps of A and B where they are when every row of A, B and C starts on a 16-byte
-    // boundary, else of padded copies; A in boxes of BM rows x 64 columns, B in boxes of 64 x 64.
+    // Tensor maps of A and of B where they are when their rows fill whole 128-byte lines, else of
+    // copies with rows padded to a multiple of 64; A in boxes of BM rows x 64 columns, B of 64 x 64.
     const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    const std::int64_t a_pitch = aligned ? p.k : (p.k + 7) / 8 * 8,
-                       b_pitch = aligned ? p.n : (p.n + 7) / 8 * 8;
-    const bf16* const a = aligned ? p.a : padded_copy(p.a, p.m, p.k, a_pitch, *padded_a);
-    const bf16* const b = aligned ? p.b : padded_copy(p.b, p.k, p.n, b_pitch, *padded_b);
+    const bool a_in_place = rows_fill_128_byte_lines(p.a, p.k),
+               b_in_place = rows_fill_128_byte_lines(p.b, p.n);
+    const std::int64_t a_pitch = a_in_place ? p.k : (p.k + 63) / 64 * 64,
+                       b_pitch = b_in_place ? p.n : (p.n + 63) / 64 * 64;
+    const bf16* const a = a_in_place ? p.a : cs::padded_copy(p.a, p.m, p.k, a_pitch, *padded_a);
+    const bf16* const b = b_in_place ? p.b : cs::padded_copy(p.b, p.k, p.n, b_pitch, *padded_b);
     const CUtensorMap a_map = tensor_map_of(a, p.m, p.k, a_pitch, tile.block_m);
     const CUtensorMap b_map = tensor_map_of(b, p.k, p.n, b_pitch, tile.block_k);
     // More than 48 KB of dynamic shared memory per block needs the kernel's opt-in, before its launch.
