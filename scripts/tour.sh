@@ -43,6 +43,7 @@ plan=(
   "14_wgmma|--size 4096|a warpgroup's wgmma reads shared memory"
   "15_wgmma_async|--size 4096|wgmma runs on while the warps go on"
   "16_tma|--size 4096|TMA copies the tiles, mbarriers count them"
+  "17_warp_specialized|--size 4096|a producer warpgroup copies, consumers multiply"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

@@ -1,7 +1,8 @@
 # Stage 14's new hazard: the matrix descriptors, which tell the tensor cores how a tile lies in shared
 # memory; stage 15's: the asynchrony of wgmma, whose reads of a tile run on after the instruction is
 # issued; stage 16's: the tensor maps and the mbarriers that count the TMA's bytes, where a mistake
-# may hang rather than fail (hang_or_fail.sh). (Included from tests/broken/CMakeLists.txt;
+# may hang rather than fail (hang_or_fail.sh); stage 17's: the buffers handed back and forth between
+# the producer and the consumers on the freed barriers. (Included from tests/broken/CMakeLists.txt;
 # cs_add_broken_copy is defined in tensor_cores.cmake.)
 
 if(TARGET 14_wgmma)
@@ -64,6 +65,35 @@ if(TARGET 16_tma)
     FIND "arrive_expecting(&landed[stage], kStageBytes)"
     REPLACE "arrive_expecting(&landed[stage], kStageBytes - kBlockK * kBlockN * static_cast<int>(sizeof(bf16)))")
   foreach(broken tma_phase_kept tma_expect_a_only)
+    add_test(NAME broken_${broken}.caught_264x136x1000
+             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
+                     --m 264 --n 136 --k 1000 --reps 1)
+    set_tests_properties(broken_${broken}.caught_264x136x1000 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
+                         SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
+  endforeach()
+endif()
+
+if(TARGET 17_warp_specialized)
+  # The buffer handed back to the producer as soon as its wgmma are issued, before they have read it:
+  # the next tile's copy may land while the tensor cores still read the buffer. A race, which shows
+  # only where a copy overtakes the products (racecheck does not watch wgmma's reads or TMA's writes).
+  cs_add_broken_copy(ws_freed_early 17_warp_specialized
+    FIND "if (t > 0 && lane == 0) arrive(&freed[previous])" REPLACE "static_cast<void>(previous)"
+    FIND "multiply_stage(stage)" REPLACE "multiply_stage(stage), lane == 0 ? arrive(&freed[stage]) : void()")
+  cs_add_run_test(broken_ws_freed_early.caught_1024 broken_ws_freed_early GPU
+                  ARGS --size 1024 --reps 1 PASS_REGEX "Result = FAIL")
+  cs_add_run_test(broken_ws_freed_early.caught_long_k broken_ws_freed_early GPU
+                  ARGS --m 2048 --n 2048 --k 8192 --params 128x256x64/s3 --check sample --reps 1
+                  PASS_REGEX "Result = FAIL")
+  # The producer's wait asks for the parity of the phase it is in, not of the one before: on fresh
+  # barriers no phase has completed, so it waits forever; and a freed barrier that counts one
+  # arrival instead of one per consumer warp, so its phases run ahead of the buffers it stands for.
+  # Both may hang rather than fail (hang_or_fail.sh, as for stage 16's barriers).
+  cs_add_broken_copy(ws_producer_parity 17_warp_specialized
+    FIND "wait_for_phase(&freed[stage], phase ^ 1)" REPLACE "wait_for_phase(&freed[stage], phase)")
+  cs_add_broken_copy(ws_freed_count 17_warp_specialized
+    FIND "init_barrier(&freed[s], kConsumers * 4)" REPLACE "init_barrier(&freed[s], 1)")
+  foreach(broken ws_producer_parity ws_freed_count)
     add_test(NAME broken_${broken}.caught_264x136x1000
              COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
                      --m 264 --n 136 --k 1000 --reps 1)
