@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -57,27 +56,21 @@ DeviceBuffer<Input> upload(const HostMatrix& values) {
     // Each value is a bfloat16 already, so its bfloat16 is its float's top 16 bits, taken as they are
     // (no rounding left to do; much faster than a conversion call per element, for 2^31 of them),
     // and copied over a slice at a time (no second copy of a matrix on the host), each slice
-    // converted on up to 8 threads.
+    // converted on several threads (on_slices).
     DeviceBuffer<Input> buffer(values.size());
     constexpr std::size_t kSlice = std::size_t{1} << 26;
     std::vector<Input> slice(std::min(values.size(), kSlice));
-    const auto convert = [&](std::size_t first, std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        std::uint32_t bits = 0;
-        std::memcpy(&bits, &values[first + i], sizeof bits);
-        __nv_bfloat16_raw raw;
-        raw.x = static_cast<unsigned short>(bits >> 16);
-        slice[i] = raw;
-      }
-    };
     for (std::size_t first = 0; first < values.size(); first += kSlice) {
       const std::size_t count = std::min(kSlice, values.size() - first);
-      const std::size_t threads = std::clamp<std::size_t>(count >> 23, 1, 8);
-      std::vector<std::thread> workers;
-      for (std::size_t t = 1; t < threads; ++t)
-        workers.emplace_back(convert, first, count * t / threads, count * (t + 1) / threads);
-      convert(first, 0, count / threads);
-      for (std::thread& worker : workers) worker.join();
+      on_slices(static_cast<std::int64_t>(count), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          std::uint32_t bits = 0;
+          std::memcpy(&bits, &values[first + i], sizeof bits);
+          __nv_bfloat16_raw raw;
+          raw.x = static_cast<unsigned short>(bits >> 16);
+          slice[i] = raw;
+        }
+      });
       CUDA_CHECK(
           cudaMemcpy(buffer.get() + first, slice.data(), count * sizeof(Input), cudaMemcpyHostToDevice));
     }

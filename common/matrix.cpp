@@ -7,27 +7,10 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
-#include <thread>
 
 namespace cs {
 
 namespace {
-
-// Calls work(begin, end) on slices of [0, count): one slice per 2^24 elements, at most 8, each on a
-// thread of its own (the same slicing on every machine; one slice on the calling thread when the
-// range is small).
-template <typename Work>
-void on_slices(std::int64_t count, const Work& work) {
-  const std::int64_t slices = std::clamp<std::int64_t>(count >> 24, 1, 8);
-  if (slices == 1) {
-    work(std::int64_t{0}, count);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (std::int64_t t = 0; t < slices; ++t)
-    workers.emplace_back(work, count * t / slices, count * (t + 1) / slices);
-  for (std::thread& worker : workers) worker.join();
-}
 
 // The generator of random_matrix(), each value passed through @p finish on its way into the matrix.
 // A large matrix is drawn in slices on several threads, each slice's engine jumped ahead to where

@@ -2,10 +2,12 @@
 /// @brief Reproducible random inputs and the "never written" poison value.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,6 +39,23 @@ struct UninitializedAllocator : std::allocator<T> {
     ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
   }
 };
+
+/// Calls `work(begin, end)` on slices of [0, @p count): one slice per 2^24 elements, at most 8, each
+/// on a thread of its own, and returns when all are done (the same slicing on every machine; one
+/// slice, on the calling thread, when the range is small). For work on the elements of a large
+/// matrix in which each element is its own: generating, poisoning, converting.
+template <typename Work>
+void on_slices(std::int64_t count, const Work& work) {
+  const std::int64_t slices = std::clamp<std::int64_t>(count >> 24, 1, 8);
+  if (slices == 1) {
+    work(std::int64_t{0}, count);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (std::int64_t t = 0; t < slices; ++t)
+    workers.emplace_back(work, count * t / slices, count * (t + 1) / slices);
+  for (std::thread& worker : workers) worker.join();
+}
 
 /// A matrix (or vector) of floats on the host, row-major: a std::vector whose new elements are not
 /// zeroed (UninitializedAllocator). Every function that makes one writes every element.
