@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 // ---------------------------------------------------------------------------------------------
 // Launch shapes, and the summation order each one implies
@@ -57,7 +58,12 @@ std::int64_t rounding_depth(const SummationShape& shape, std::int64_t n) {
 // The reference and the error bounds
 // ---------------------------------------------------------------------------------------------
 
-DotReference reference_dot(const float* a, const float* b, std::int64_t count) {
+namespace {
+
+// reference_dot's pairwise tree. In its top @p levels_in_parallel levels the two halves of a node
+// are summed at once, the left on a new thread and the right on this one, as long as the halves are
+// long (2^22 products or more); the tree, and so every sum, is the same either way.
+DotReference pairwise_dot(const float* a, const float* b, std::int64_t count, int levels_in_parallel) {
   if (count <= 256) {
     DotReference sum;
     for (std::int64_t i = 0; i < count; ++i) {
@@ -68,9 +74,22 @@ DotReference reference_dot(const float* a, const float* b, std::int64_t count) {
     return sum;
   }
   const std::int64_t half = count / 2;
-  const DotReference left = reference_dot(a, b, half);
-  const DotReference right = reference_dot(a + half, b + half, count - half);
+  DotReference left, right;
+  if (levels_in_parallel > 0 && half >= (std::int64_t{1} << 22)) {
+    std::thread worker([&] { left = pairwise_dot(a, b, half, levels_in_parallel - 1); });
+    right = pairwise_dot(a + half, b + half, count - half, levels_in_parallel - 1);
+    worker.join();
+  } else {
+    left = pairwise_dot(a, b, half, 0);
+    right = pairwise_dot(a + half, b + half, count - half, 0);
+  }
   return {left.value + right.value, left.magnitude + right.magnitude};
+}
+
+} // namespace
+
+DotReference reference_dot(const float* a, const float* b, std::int64_t count) {
+  return pairwise_dot(a, b, count, 3); // 2^3 = 8 threads at most
 }
 
 ErrorBound summation_error_bound(const cs::HostMatrix& a, const cs::HostMatrix& b,
@@ -132,6 +151,16 @@ ErrorBound summation_error_bound(const cs::HostMatrix& a, const cs::HostMatrix& 
                  (node_magnitudes + (1.0 + static_cast<double>(result.depth) * gamma) * magnitude);
   result.classical = gamma * magnitude;
   return result;
+}
+
+std::vector<ErrorBound> summation_error_bounds(const cs::HostMatrix& a, const cs::HostMatrix& b,
+                                               const std::vector<SummationShape>& shapes) {
+  std::vector<ErrorBound> bounds(shapes.size());
+  std::vector<std::thread> workers;
+  for (std::size_t v = 0; v < shapes.size(); ++v)
+    workers.emplace_back([&, v] { bounds[v] = summation_error_bound(a, b, shapes[v]); });
+  for (std::thread& worker : workers) worker.join();
+  return bounds;
 }
 
 // ---------------------------------------------------------------------------------------------

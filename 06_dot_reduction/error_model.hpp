@@ -76,7 +76,8 @@ struct DotReference {
 
 /// Pairwise sum of the products a[i]·b[i] in double. Each product of two floats is exact in double
 /// (24 + 24 significant bits fit in 53), and pairwise summation keeps the reference's own error
-/// below (log2(count) + 256)·2^-53 of the magnitude: 2^-20 or less of any float bound below.
+/// below (log2(count) + 256)·2^-53 of the magnitude: 2^-20 or less of any float bound below. The
+/// top levels of a long sum's tree are split among up to 8 threads: the same tree, the same sums.
 DotReference reference_dot(const float* a, const float* b, std::int64_t count);
 
 /// A variant's error bound, and the coarser classical one for comparison.
@@ -106,6 +107,11 @@ struct ErrorBound {
 /// The running sums here grow like √(length) too, which makes this bound tens of times tighter.
 ErrorBound summation_error_bound(const cs::HostMatrix& a, const cs::HostMatrix& b,
                                  const SummationShape& shape);
+
+/// summation_error_bound() for each of @p shapes, each on a thread of its own (every one a walk over
+/// all N products): the same bounds, in the order of @p shapes.
+std::vector<ErrorBound> summation_error_bounds(const cs::HostMatrix& a, const cs::HostMatrix& b,
+                                               const std::vector<SummationShape>& shapes);
 
 // ---------------------------------------------------------------------------------------------
 // The book's answer, exactly

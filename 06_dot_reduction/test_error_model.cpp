@@ -353,6 +353,41 @@ void bound_is_tighter_than_the_classical_one() {
   }
 }
 
+/// The work shared among threads gives exactly the sums of one thread: the reference of 2^24 + 3
+/// products (whose top levels run on threads) equals the same pairwise tree summed here on one, and
+/// the bounds computed at once equal each computed alone.
+void threads_change_no_sum() {
+  const std::int64_t n = (std::int64_t{1} << 24) + 3;
+  const cs::HostMatrix a = cs::random_matrix(1, n, kSeed, cs::Operand::kX);
+  const cs::HostMatrix b = cs::random_matrix(1, n, kSeed, cs::Operand::kY);
+  const auto pairwise = [&](const auto& self, std::int64_t first, std::int64_t count) -> DotReference {
+    if (count <= 256) {
+      DotReference sum;
+      for (std::int64_t i = first; i < first + count; ++i) {
+        const double product = static_cast<double>(a[i]) * static_cast<double>(b[i]);
+        sum.value += product;
+        sum.magnitude += std::fabs(product);
+      }
+      return sum;
+    }
+    const DotReference left = self(self, first, count / 2);
+    const DotReference right = self(self, first + count / 2, count - count / 2);
+    return {left.value + right.value, left.magnitude + right.magnitude};
+  };
+  const DotReference one_thread = pairwise(pairwise, 0, n);
+  const DotReference reference = reference_dot(a.data(), b.data(), n);
+  EXPECT(reference.value == one_thread.value && reference.magnitude == one_thread.magnitude);
+  std::vector<SummationShape> shapes;
+  for (const char* variant : {"book", "sm_grid", "atomic", "shuffle"})
+    shapes.push_back(stage_shape(variant, n));
+  const std::vector<ErrorBound> together = summation_error_bounds(a, b, shapes);
+  for (std::size_t v = 0; v < shapes.size(); ++v) {
+    const ErrorBound alone = summation_error_bound(a, b, shapes[v]);
+    EXPECT(together[v].bound == alone.bound && together[v].classical == alone.classical &&
+           together[v].depth == alone.depth);
+  }
+}
+
 /// One entry of kCases: a case's name and its function.
 #define CASE(name) \
   { #name, name }
@@ -368,6 +403,7 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(bound_holds_when_every_addition_rounds_up),
     CASE(bound_catches_a_lost_product),
     CASE(bound_is_tighter_than_the_classical_one),
+    CASE(threads_change_no_sum),
 };
 #undef CASE
 
