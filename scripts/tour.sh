@@ -44,6 +44,7 @@ plan=(
   "15_wgmma_async|--size 4096|wgmma runs on while the warps go on"
   "16_tma|--size 4096|TMA copies the tiles, mbarriers count them"
   "17_warp_specialized|--size 4096|a producer warpgroup copies, consumers multiply"
+  "18_persistent|--size 4096|one block per SM walks tile after tile"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

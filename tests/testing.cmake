@@ -129,10 +129,11 @@ endfunction()
 # given), compute-sanitizer at a small odd size, and matrices of more than 2^31 elements (64-bit
 # offsets). LARGE_B_ROWS: B's large test has n x n elements with this n instead of 46341 (46344, a
 # multiple of 8, or 46400, of 64), for a stage whose aligned path needs it more (the odd rows are
-# then left to C's large test, the cheaper one). SANITIZER_ALSO: a second size the sanitizers run in the same process (--also), for a
-# stage whose aligned rows take another path. A stage adds the tests of its own options.
+# then left to C's large test, the cheaper one). SANITIZER_ALSO: more sizes the sanitizers run in the same process (--also), for a
+# stage whose aligned rows take another path; SANITIZER_ARGS: options of the stage's own for the
+# sanitizer runs. A stage adds the tests of its own options.
 function(cs_add_matmul_tests target)
-  cmake_parse_arguments(ARG "" "JSON_REGEX;SANITIZER_ALSO;LARGE_B_ROWS" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "JSON_REGEX;SANITIZER_ALSO;LARGE_B_ROWS" "SANITIZER_ARGS" ${ARGN})
   cs_add_run_test(${target}.default ${target} GPU)
   # 1 x 1 x 1, a small odd one, a single row and a single column, in one process (--also: one GPU
   # context for the four; a GPU creates contexts one at a time).
@@ -146,7 +147,7 @@ function(cs_add_matmul_tests target)
   if(ARG_SANITIZER_ALSO)
     set(sanitizer_also --also ${ARG_SANITIZER_ALSO})
   endif()
-  cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 ${sanitizer_also} --reps 1 --warmup 0)
+  cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 ${sanitizer_also} ${ARG_SANITIZER_ARGS} --reps 1 --warmup 0)
   # Past 2^31 elements: C with 46341 x 46341 elements, and B with 46341 x 46341. About 9 GB of
   # device and host memory each: cs_large_tests keeps CTest from running more than a few at once.
   cs_add_run_test(${target}.c_past_2p31 ${target} GPU ARGS --m 46341 --n 46341 --k 1 --reps 1 --warmup 0)

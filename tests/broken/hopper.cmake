@@ -2,7 +2,8 @@
 # memory; stage 15's: the asynchrony of wgmma, whose reads of a tile run on after the instruction is
 # issued; stage 16's: the tensor maps and the mbarriers that count the TMA's bytes, where a mistake
 # may hang rather than fail (hang_or_fail.sh); stage 17's: the buffers handed back and forth between
-# the producer and the consumers on the freed barriers. (Included from tests/broken/CMakeLists.txt;
+# the producer and the consumers on the freed barriers; stage 18's: the ring and the sums carried
+# from one tile of C to the next. (Included from tests/broken/CMakeLists.txt;
 # cs_add_broken_copy is defined in tensor_cores.cmake.)
 
 if(TARGET 14_wgmma)
@@ -98,6 +99,31 @@ if(TARGET 17_warp_specialized)
              COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
                      --m 264 --n 136 --k 1000 --reps 1)
     set_tests_properties(broken_${broken}.caught_264x136x1000 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
+                         SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
+  endforeach()
+endif()
+
+if(TARGET 18_persistent)
+  # The sums of a tile not cleared before the next: from a block's second tile on, C holds the sum of
+  # its tiles so far. Three blocks, so every block takes several tiles whatever the GPU.
+  cs_add_broken_copy(persistent_sums_kept 18_persistent
+    FIND "for (float& sum : sums) sum = 0.0f" REPLACE "for (float& sum : sums) static_cast<void>(sum)")
+  cs_add_run_test(broken_persistent_sums_kept.caught_131x300x200 broken_persistent_sums_kept GPU
+                  ARGS --m 131 --n 300 --k 200 --blocks 3 --reps 1 PASS_REGEX "Result = FAIL")
+  # The last buffer of a tile never handed back (stage 17's kernel ended there): the producer, a
+  # round of the ring later, waits for a phase of it that never completes; and the consumers' ring
+  # restarted at buffer 0, phase 0 for each tile while the producer's runs on, so from a block's
+  # second tile on they wait on the wrong buffers (5 k-tiles a tile, 4 buffers). Either may hang or
+  # fail (hang_or_fail.sh).
+  cs_add_broken_copy(persistent_last_kept 18_persistent
+    FIND "if (lane == 0) arrive(&freed[previous])" REPLACE "static_cast<void>(previous)")
+  cs_add_broken_copy(persistent_ring_restart 18_persistent
+    FIND "\n    take_tile(tile)" REPLACE "\n    stage = phase = previous = 0, take_tile(tile)")
+  foreach(broken persistent_last_kept persistent_ring_restart)
+    add_test(NAME broken_${broken}.caught_131x300x300
+             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
+                     --m 131 --n 300 --k 300 --blocks 2 --reps 1)
+    set_tests_properties(broken_${broken}.caught_131x300x300 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
   endforeach()
 endif()
