@@ -61,8 +61,8 @@ echo "stage,variant,what,size,median_ms,rate,unit,pct_peak,pct_yardstick,yardsti
 rows=() json_objects=() skipped=() skip_reasons=() failed=0 index=0
 for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
-  if ((quick)); then # small sizes: 01 at 300, the matrix products at 1024, transpose 2048, dot 2^22
-    args=$(sed -e 's/--size 1000/--size 300/; s/--size 4096/--size 1024/; s/--size 8192/--size 2048/' \
+  if ((quick)); then # small sizes: 01 at 300, the matrix products at 512, transpose 2048, dot 2^22
+    args=$(sed -e 's/--size 1000/--size 300/; s/--size 4096/--size 512/; s/--size 8192/--size 2048/' \
       -e 's/--n 268435456/--n 4194304/' <<<"$args")
   fi
   index=$((index + 1))

@@ -8,12 +8,12 @@
 
 if(TARGET 14_wgmma)
   # The descriptors say "no swizzle" while the tiles are stored swizzled.
-  cs_add_broken_copy(wg_descriptor_unswizzled 14_wgmma
+  cs_add_broken_copy(wg_descriptor_unswizzled 14_wgmma PARAMS 256x128x64/s4
     FIND "static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 1ull << 62"
     REPLACE "static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 0ull << 62")
   # B's stripes said to be half as far apart as they are: columns 64 .. 127 read from the middle of
   # the first stripe (so the odd size has n > 64).
-  cs_add_broken_copy(wg_stripe_bytes 14_wgmma
+  cs_add_broken_copy(wg_stripe_bytes 14_wgmma PARAMS 256x128x64/s4
     FIND "matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024)"
     REPLACE "matrix_descriptor(tile_b + i * 64, kBlockK * 64, 1024)")
   foreach(broken wg_descriptor_unswizzled wg_stripe_bytes)
@@ -27,7 +27,7 @@ endif()
 if(TARGET 15_wgmma_async)
   # Stage 14's ring distance kept with one group left in flight: tiles copied kStages - 1 ahead, so
   # step t copies into the buffer of tile t - 1, whose wgmma may still be reading it.
-  cs_add_broken_copy(wa_ring_ahead 15_wgmma_async
+  cs_add_broken_copy(wa_ring_ahead 15_wgmma_async PARAMS 128x256x64/s4 128x256x64/s3
     FIND "s < kStages - 2" REPLACE "s < kStages - 1"
     FIND "wait_for_copies<kStages - 3>()" REPLACE "wait_for_copies<kStages - 2>()"
     FIND "t + kStages - 2 < k_tiles" REPLACE "t + kStages - 1 < k_tiles"
@@ -47,7 +47,7 @@ endif()
 if(TARGET 16_tma)
   # The tensor maps without the swizzle the descriptors describe: the tiles land in plain rows, and
   # the tensor cores read them as if swizzled.
-  cs_add_broken_copy(tma_map_unswizzled 16_tma FIND "CU_TENSOR_MAP_SWIZZLE_128B" REPLACE "CU_TENSOR_MAP_SWIZZLE_NONE")
+  cs_add_broken_copy(tma_map_unswizzled 16_tma PARAMS 256x128x64/s4 FIND "CU_TENSOR_MAP_SWIZZLE_128B" REPLACE "CU_TENSOR_MAP_SWIZZLE_NONE")
   foreach(size "136|72|88" "131|67|71")
     string(REPLACE "|" ";" mnk "${size}")
     list(POP_FRONT mnk m n k)
@@ -61,8 +61,8 @@ if(TARGET 16_tma)
   # finishes (a phase that never completes): each seen so far has hung, at every size where the
   # ring goes round (phase) or at all (bytes). The test passes on either, within 10 s (the correct
   # stage takes a second or two there).
-  cs_add_broken_copy(tma_phase_kept 16_tma FIND "phase ^= 1;" REPLACE "phase ^= 0;")
-  cs_add_broken_copy(tma_expect_a_only 16_tma
+  cs_add_broken_copy(tma_phase_kept 16_tma PARAMS 256x128x64/s4 FIND "phase ^= 1;" REPLACE "phase ^= 0;")
+  cs_add_broken_copy(tma_expect_a_only 16_tma PARAMS 256x128x64/s4
     FIND "arrive_expecting(&landed[stage], kStageBytes)"
     REPLACE "arrive_expecting(&landed[stage], kStageBytes - kBlockK * kBlockN * static_cast<int>(sizeof(bf16)))")
   foreach(broken tma_phase_kept tma_expect_a_only)
@@ -78,7 +78,7 @@ if(TARGET 17_warp_specialized)
   # The buffer handed back to the producer as soon as its wgmma are issued, before they have read it:
   # the next tile's copy may land while the tensor cores still read the buffer. A race, which shows
   # only where a copy overtakes the products (racecheck does not watch wgmma's reads or TMA's writes).
-  cs_add_broken_copy(ws_freed_early 17_warp_specialized
+  cs_add_broken_copy(ws_freed_early 17_warp_specialized PARAMS 128x256x64/s4 128x256x64/s3
     FIND "if (t > 0 && lane == 0) arrive(&freed[previous])" REPLACE "static_cast<void>(previous)"
     FIND "multiply_stage(stage)" REPLACE "multiply_stage(stage), lane == 0 ? arrive(&freed[stage]) : void()")
   cs_add_run_test(broken_ws_freed_early.caught_1024 broken_ws_freed_early GPU
@@ -90,9 +90,9 @@ if(TARGET 17_warp_specialized)
   # barriers no phase has completed, so it waits forever; and a freed barrier that counts one
   # arrival instead of one per consumer warp, so its phases run ahead of the buffers it stands for.
   # Both may hang rather than fail (hang_or_fail.sh, as for stage 16's barriers).
-  cs_add_broken_copy(ws_producer_parity 17_warp_specialized
+  cs_add_broken_copy(ws_producer_parity 17_warp_specialized PARAMS 128x256x64/s4
     FIND "wait_for_phase(&freed[stage], phase ^ 1)" REPLACE "wait_for_phase(&freed[stage], phase)")
-  cs_add_broken_copy(ws_freed_count 17_warp_specialized
+  cs_add_broken_copy(ws_freed_count 17_warp_specialized PARAMS 128x256x64/s4
     FIND "init_barrier(&freed[s], kConsumers * 4)" REPLACE "init_barrier(&freed[s], 1)")
   foreach(broken ws_producer_parity ws_freed_count)
     add_test(NAME broken_${broken}.caught_264x136x1000
@@ -106,7 +106,7 @@ endif()
 if(TARGET 18_persistent)
   # The sums of a tile not cleared before the next: from a block's second tile on, C holds the sum of
   # its tiles so far. Three blocks, so every block takes several tiles whatever the GPU.
-  cs_add_broken_copy(persistent_sums_kept 18_persistent
+  cs_add_broken_copy(persistent_sums_kept 18_persistent PARAMS 128x256x64/s4
     FIND "for (float& sum : sums) sum = 0.0f" REPLACE "for (float& sum : sums) static_cast<void>(sum)")
   cs_add_run_test(broken_persistent_sums_kept.caught_131x300x200 broken_persistent_sums_kept GPU
                   ARGS --m 131 --n 300 --k 200 --blocks 3 --reps 1 PASS_REGEX "Result = FAIL")
@@ -115,9 +115,9 @@ if(TARGET 18_persistent)
   # restarted at buffer 0, phase 0 for each tile while the producer's runs on, so from a block's
   # second tile on they wait on the wrong buffers (5 k-tiles a tile, 4 buffers). Either may hang or
   # fail (hang_or_fail.sh).
-  cs_add_broken_copy(persistent_last_kept 18_persistent
+  cs_add_broken_copy(persistent_last_kept 18_persistent PARAMS 128x256x64/s4
     FIND "if (lane == 0) arrive(&freed[previous])" REPLACE "static_cast<void>(previous)")
-  cs_add_broken_copy(persistent_ring_restart 18_persistent
+  cs_add_broken_copy(persistent_ring_restart 18_persistent PARAMS 128x256x64/s4
     FIND "\n    take_tile(tile)" REPLACE "\n    stage = phase = previous = 0, take_tile(tile)")
   foreach(broken persistent_last_kept persistent_ring_restart)
     add_test(NAME broken_${broken}.caught_131x300x300
@@ -127,3 +127,4 @@ if(TARGET 18_persistent)
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
   endforeach()
 endif()
+
