@@ -45,6 +45,7 @@ plan=(
   "16_tma|--size 4096|TMA copies the tiles, mbarriers count them"
   "17_warp_specialized|--size 4096|a producer warpgroup copies, consumers multiply"
   "18_persistent|--size 4096|one block per SM walks tile after tile"
+  "19_split_k|--size 4096|the last round split along K, odd rows realigned"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

@@ -3,7 +3,8 @@
 # issued; stage 16's: the tensor maps and the mbarriers that count the TMA's bytes, where a mistake
 # may hang rather than fail (hang_or_fail.sh); stage 17's: the buffers handed back and forth between
 # the producer and the consumers on the freed barriers; stage 18's: the ring and the sums carried
-# from one tile of C to the next. (Included from tests/broken/CMakeLists.txt;
+# from one tile of C to the next; stage 19's: the pieces of a split tile handed over between blocks.
+# (Included from tests/broken/CMakeLists.txt;
 # cs_add_broken_copy is defined in tensor_cores.cmake.)
 
 if(TARGET 14_wgmma)
@@ -128,3 +129,26 @@ if(TARGET 18_persistent)
   endforeach()
 endif()
 
+if(TARGET 19_split_k)
+  # The block that gathers a split tile reads the later pieces' slots without waiting for their
+  # flags. At most sizes the pieces end together and the slots are written in time; not here: one
+  # tile of ten k-tiles on three blocks (pieces of 3, 3 and 4 k-tiles), the gathering block's piece
+  # the shortest, and one launch with no warm-up, so that the slots it reads have never been written.
+  cs_add_broken_copy(split_k_no_wait 19_split_k PARAMS 128x256x64/s4 FIND "wait_for_flag(flag)" REPLACE "static_cast<void>(flag)")
+  cs_add_run_test(broken_split_k_no_wait.caught_128x256x640 broken_split_k_no_wait GPU
+                  ARGS --m 128 --n 256 --k 640 --blocks 3 --split always --reps 1 --warmup 0
+                  PASS_REGEX "Result = FAIL")
+  # The last block holding a piece of the tile left out of the gathering: its k-tiles are missing
+  # (four tiles on three blocks: the fourth is split in three).
+  cs_add_broken_copy(split_k_gather_short 19_split_k PARAMS 128x256x64/s4
+    FIND "block < static_cast<int>(blockIdx.x) + parts" REPLACE "block < static_cast<int>(blockIdx.x) + parts - 1")
+  cs_add_run_test(broken_split_k_gather_short.caught_131x300x200 broken_split_k_gather_short GPU
+                  ARGS --m 131 --n 300 --k 200 --blocks 3 --split always --reps 1 PASS_REGEX "Result = FAIL")
+  # A shifted row of C (n odd) where the fourth lane of each four takes column 2q + 2 from the next
+  # lane, as the others do, instead of from the first lane's next 8 columns: every eighth column of
+  # every other row wrong.
+  cs_add_broken_copy(split_k_shuffle_wrong_lane 19_split_k PARAMS 128x256x64/s4
+    FIND "next = q == 3 ? next_eight : next_lane" REPLACE "next = next_lane + 0.0f * next_eight")
+  cs_add_run_test(broken_split_k_shuffle_wrong_lane.caught_131x67x71 broken_split_k_shuffle_wrong_lane GPU
+                  ARGS --m 131 --n 67 --k 71 --reps 1 PASS_REGEX "Result = FAIL")
+endif()

@@ -69,6 +69,11 @@ cs_perf_check(17_warp_specialized.perf.vs_16_tma MIN 0.98
 cs_perf_check(18_persistent.perf.vs_17_warp_specialized MIN 0.98
   FAST 18_persistent persistent_128x256x64/s4 --size 4096 --check sample --reps 5
   SLOW 17_warp_specialized specialized_128x256x64/s4 --size 4096 --check sample --reps 5)
+# 19, the last round split along K, against 18 at 3072^3: 288 tiles of 128 x 256 are two rounds of
+# 132 and 24 tiles, which 19 splits in five pieces each (on an H100, 2026-11-25: 1.13x).
+cs_perf_check(19_split_k.perf.vs_18_persistent_at_3072 MIN 1.05
+  FAST 19_split_k split_k_128x256x64/s4 --size 3072 --check sample --reps 5
+  SLOW 18_persistent persistent_128x256x64/s4 --size 3072 --check sample --reps 5)
 
 # 05, at 4096^2 (128 MiB moved: more than the L2 cache of any current GPU): the padding column must
 # remove the bank conflicts, and the last kernel must clearly beat the naive one.
