@@ -9,6 +9,9 @@
 // go to consecutive blocks. The block with the first piece stores the tile: each block with a
 // later piece writes its sums to its slot of a scratch buffer and raises a flag; the first waits
 // for those flags, adds the slots to its own sums in order and stores the tile.
+// And where n is odd, every other row of C starts 4 bytes past an 8-byte boundary, where stage 18
+// stored each pair of C as two 4-byte stores: there a lane now stores columns 2q + 1 and 2q + 2 as
+// one 8-byte store, the second taken from the next lane by a shuffle (store_tile).
 //
 // Run:  19_split_k --size 4099                        (128x256x64/s4: two consumers)
 //       19_split_k --size 4099 --split never          (whole tiles only: stage 18's schedule)
