@@ -18,10 +18,10 @@ if(TARGET 14_wgmma)
     FIND "matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024)"
     REPLACE "matrix_descriptor(tile_b + i * 64, kBlockK * 64, 1024)")
   foreach(broken wg_descriptor_unswizzled wg_stripe_bytes)
-    cs_add_run_test(broken_${broken}.caught_aligned broken_${broken} GPU
-                    ARGS --m 136 --n 72 --k 88 --reps 1 PASS_REGEX "Result = FAIL")
-    cs_add_run_test(broken_${broken}.caught_odd broken_${broken} GPU
-                    ARGS --m 131 --n 67 --k 71 --reps 1 PASS_REGEX "Result = FAIL")
+    # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
+    cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
+                    ARGS --m 136 --n 72 --k 88 --also 131x67x71 --reps 1
+                    PASS_REGEX "Result = FAIL.*Result = FAIL")
   endforeach()
 endif()
 

@@ -85,10 +85,10 @@ if(TARGET 12_tensor_cores)
     FIND "fragment_a[pm][1] = load_pair(at + 8 * kTileAStride)"
     REPLACE "fragment_a[pm][1] = load_pair(at + 8)")
   foreach(broken tc_pair_swapped tc_fragment_order)
-    cs_add_run_test(broken_${broken}.caught_aligned broken_${broken} GPU
-                    ARGS --m 136 --n 72 --k 88 --reps 1 PASS_REGEX "Result = FAIL")
-    cs_add_run_test(broken_${broken}.caught_odd broken_${broken} GPU
-                    ARGS --m 37 --n 29 --k 53 --reps 1 PASS_REGEX "Result = FAIL")
+    # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
+    cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
+                    ARGS --m 136 --n 72 --k 88 --also 37x29x53 --reps 1
+                    PASS_REGEX "Result = FAIL.*Result = FAIL")
   endforeach()
 endif()
 
@@ -104,10 +104,10 @@ if(TARGET 13_ldmatrix_swizzle)
     FIND "swizzled(i + lane % 16, col / 8 + lane / 16, kBlockN)"
     REPLACE "swizzled(i + lane % 8, col / 8 + lane / 16, kBlockN)")
   foreach(broken sw_read_unswizzled sw_ldmatrix_rows)
-    cs_add_run_test(broken_${broken}.caught_aligned broken_${broken} GPU
-                    ARGS --m 136 --n 72 --k 200 --reps 1 PASS_REGEX "Result = FAIL")
-    cs_add_run_test(broken_${broken}.caught_odd broken_${broken} GPU
-                    ARGS --m 37 --n 29 --k 53 --reps 1 PASS_REGEX "Result = FAIL")
+    # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
+    cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
+                    ARGS --m 136 --n 72 --k 200 --also 37x29x53 --reps 1
+                    PASS_REGEX "Result = FAIL.*Result = FAIL")
   endforeach()
   # The ring's wait left out: a step passes the barrier and reads its tile with no cp.async.wait_group
   # first, so this thread's copies of it may not have landed. A race: in the development runs on the
