@@ -52,28 +52,35 @@ def main(source, target):
         cublas.setdefault(inputs, []).append((size, statistics.median(values)))
 
     fig, ax = plt.subplots(figsize=(14, 6.5))  # 1400 x 650 pixels at 100 dpi: the legend sits to the right
-    colors = plt.get_cmap("tab10").colors
-    series = [(stage, points, colors[i % len(colors)], "-") for i, (stage, points) in enumerate(lines)]
+    # The FP32 stages in one palette with round markers, the tensor-core stages in another with
+    # square ones: the whole track (sixteen stages) has no two lines alike.
+    palettes = {"fp32": plt.get_cmap("tab10").colors, "bf16": plt.get_cmap("Set1").colors}
+    series, used = [], {"fp32": 0, "bf16": 0}
+    for stage, points in lines:
+        kind = "bf16" if inputs_of[stage] == "bf16" else "fp32"
+        color = palettes[kind][used[kind] % len(palettes[kind])]
+        used[kind] += 1
+        series.append((stage, points, color, "-", "s" if kind == "bf16" else "o"))
     names = {"fp32": ("cuBLAS FP32 (median of the FP32 stages' runs)", "black"),
              "bf16": ("cuBLAS bf16 in, FP32 sums (median of the tensor-core stages' runs)", "dimgray")}
     for inputs in ("fp32", "bf16"):
         if inputs in cublas:
             label, color = names[inputs]
-            series.append((label, sorted(cublas[inputs]), color, "--"))
+            series.append((label, sorted(cublas[inputs]), color, "--", "o"))
     tensor_cores = "bf16" in inputs_of.values()
-    for label, points, color, style in series:
+    for label, points, color, style, marker in series:
         # The line runs through the powers of two; an odd size is a hollow marker beside it, so its
         # drop (ragged edges, misaligned rows) shows without zig-zagging the line.
         powers = [(s, g) for s, g in points if s & (s - 1) == 0]
         on_line = powers if len(powers) >= 2 else points
-        ax.plot([s for s, _ in on_line], [g for _, g in on_line], style, marker="o", markersize=6,
+        ax.plot([s for s, _ in on_line], [g for _, g in on_line], style, marker=marker, markersize=6,
                 color=color, linewidth=2, label=label)
         odd = [(s, g) for s, g in points if (s, g) not in on_line]
-        ax.plot([s for s, _ in odd], [g for _, g in odd], "o", markersize=7, color=color,
+        ax.plot([s for s, _ in odd], [g for _, g in odd], marker, markersize=7, color=color,
                 markerfacecolor="white", markeredgewidth=1.5, linestyle="none")
 
     ax.set_xscale("log", base=2)
-    all_sizes = sorted({s for _, points, _, _ in series for s, _ in points})
+    all_sizes = sorted({s for _, points, _, _, _ in series for s, _ in points})
     # Label the powers of two only: 1000 and 1024 (or 4096 and 4099) would print on top of each other.
     ax.set_xticks([s for s in all_sizes if s & (s - 1) == 0])
     ax.get_xaxis().set_major_formatter(FuncFormatter(lambda x, _: f"{int(x)}"))
