@@ -10,6 +10,8 @@
 #   means nothing in the site's one html/ directory. The line anchor is dropped.
 # - A link to a file of the repository the site does not hold (a script, a CMakeLists.txt, a
 #   directory) keeps its text and loses its target.
+# - An image of docs/images (`![chart](../docs/images/x.png)`) is named by its file name alone:
+#   Doxygen finds it in its IMAGE_PATH and copies it next to the pages.
 # - A link to a heading of another page (`other.md#heading`) goes to that page: the site names its
 #   headings differently.
 # - Doxygen shows the text of a link to a page or file as it is, so `[*text*](x.md)` would show its
@@ -108,8 +110,13 @@ function quote_safe_spans(s,    out, at, k, inner) {
 }
 
 # One link in the site's form: text and target as the page has them.
-function site_link(text, target, image,    new_target, before, after) {
-  if (image) return "[" text "](" target ")"
+function site_link(text, target, image,    new_target, before, after, full) {
+  if (image) {
+    # An image of docs/images is in Doxygen's IMAGE_PATH: the site finds it by its name alone.
+    full = resolve(page_dir, target)
+    if (index(full, root "/docs/images/") == 1) sub(/^.*\//, "", target)
+    return "[" text "](" target ")"
+  }
   new_target = site_target(target)
   if (new_target == "") return text
   before = after = ""
