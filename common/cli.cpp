@@ -146,6 +146,42 @@ CommandLine::Outcome CommandLine::parse(int argc, const char* const* argv) {
   return Outcome::kRun;
 }
 
+void CommandLine::allow_list(const std::string& name) {
+  const auto option =
+      std::find_if(options_.begin(), options_.end(), [&](const Option& o) { return o.name == name; });
+  if (option == options_.end() || !option->takes_value)
+    throw std::logic_error("no option with a value: " + name);
+  const std::size_t index = lists_.size();
+  lists_.push_back({name, option->apply, {}});
+  option->help += "; a comma-separated list runs each in turn";
+  option->apply = [this, name, index](const std::string& text) {
+    std::vector<std::string> values;
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = text.find(',', start);
+      values.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (values.back().empty()) throw UsageError("--" + name + " has an empty item in '" + text + "'");
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    for (const std::string& value : values) lists_[index].apply_one(value); // each checked
+    lists_[index].apply_one(values.front());
+    lists_[index].values = values;
+  };
+}
+
+std::vector<std::string> CommandLine::list_values(const std::string& name) const {
+  for (const ListOption& list : lists_)
+    if (list.name == name) return list.values;
+  throw std::logic_error("not a list option: " + name);
+}
+
+void CommandLine::set_value(const std::string& name, const std::string& value) {
+  for (const ListOption& list : lists_)
+    if (list.name == name) return list.apply_one(value);
+  throw std::logic_error("not a list option: " + name);
+}
+
 std::string CommandLine::help() const {
   std::ostringstream out;
   out << "usage: " << program_ << " [options]\n\n" << summary_ << "\n\noptions:\n";

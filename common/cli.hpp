@@ -53,6 +53,16 @@ class CommandLine {
                        const std::string& help);
   /// A check run once after all options are read (cross-option rules); throws UsageError.
   void add_validator(std::function<void()> validate);
+  /// Lets the option @p name, declared before, take a comma-separated list of its values, each
+  /// checked as a value of its own; the option then holds the first. For a program that runs its
+  /// work once per value (the matmul flow, for `--params`): list_values() and set_value().
+  void allow_list(const std::string& name);
+  /// The values a list option was given, in order; empty when it was not given.
+  std::vector<std::string> list_values(const std::string& name) const;
+  /// Sets the list option @p name to one of its values again, as if only it had been given.
+  void set_value(const std::string& name, const std::string& value);
+  /// Whether an option @p name was declared.
+  bool has_option(const std::string& name) const { return find(name) != nullptr; }
 
   /// What parse() decided.
   enum class Outcome {
@@ -76,6 +86,12 @@ class CommandLine {
   std::string program_, summary_;
   std::vector<Option> options_;
   std::vector<std::function<void()>> validators_;
+  struct ListOption {
+    std::string name;
+    std::function<void(const std::string&)> apply_one; ///< the option's own parser, for one value
+    std::vector<std::string> values;                   ///< what it was given
+  };
+  std::vector<ListOption> lists_;
 };
 
 /// Parses or ends the process: `--help` prints the help and exits 0; bad input prints

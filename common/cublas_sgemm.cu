@@ -4,6 +4,7 @@
 
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
+#include "device_check.cuh"
 #include "gpu_timer.cuh"
 #include "matrix.hpp"
 #include "verify.hpp"
@@ -13,25 +14,12 @@
 namespace cs {
 namespace {
 
-// to[i] = from[at[i]] for i < count: the picked elements of a result, side by side.
-__global__ void gather(const float* from, const std::int64_t* at, float* to, std::int64_t count) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) to[i] = from[at[i]];
-}
-
 // The yardstick's check: the elements of C at sampled_elements() gathered on the device and copied
 // back (a few thousand floats, where C itself may be gigabytes), compared with their references.
 CheckResult check_yardstick(const float* d_c, const HostMatrix& a, const HostMatrix& b,
                             const MatmulShape& shape, std::uint64_t seed, Accumulation accumulation) {
   const std::vector<std::int64_t> picked = sampled_elements(shape, seed);
-  const auto count = static_cast<std::int64_t>(picked.size());
-  const DeviceBuffer<std::int64_t> d_picked(picked);
-  const DeviceBuffer<float> d_values(picked.size());
-  gather<<<static_cast<unsigned>((count + 255) / 256), 256>>>(d_c, d_picked.get(), d_values.get(), count);
-  CUDA_CHECK_LAUNCH();
-  std::vector<float> values(picked.size());
-  CUDA_CHECK(cudaMemcpy(values.data(), d_values.get(), d_values.bytes(), cudaMemcpyDeviceToHost));
-  return verify_matmul_elements(a, b, picked, values, shape, accumulation);
+  return verify_matmul_elements(a, b, picked, gather_to_host(d_c, picked), shape, accumulation);
 }
 
 } // namespace

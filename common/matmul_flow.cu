@@ -5,6 +5,7 @@
 
 #include "cublas_sgemm.cuh"
 #include "device_buffer.cuh"
+#include "device_check.cuh"
 #include "device_info.cuh"
 #include "exit_codes.hpp"
 #include "matrix.hpp"
@@ -107,7 +108,8 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
   constexpr bool kBf16 = std::is_same_v<Input, __nv_bfloat16>;
   // 1. Parse the command line. Bad input stops here with exit code 2, before any GPU work, and so
   //    does a problem the stage cannot launch: the plan is made once every option is read.
-  //    `--also` adds problems this process runs after the first, each as a run of its own would.
+  //    `--also` adds problems this process runs after the first, each as a run of its own would,
+  //    and a list of `--params` runs them all once per parameter set.
   MatmulShape first;
   std::vector<MatmulShape> shapes;
   RunOptions run;
@@ -116,18 +118,34 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
   add_shape_options(cli, first);
   add_more_shapes_option(cli, shapes);
   stage.add_options(cli);
+  // A stage's `--params` may name several parameter sets: every problem runs with each in turn (the
+  // tests check each set at its sizes in one process).
+  const bool has_params = cli.has_option("params");
+  if (has_params) cli.allow_list("params");
+  const auto for_each_parameter_set = [&](const auto& body) {
+    const std::vector<std::string> sets = has_params ? cli.list_values("params") : std::vector<std::string>{};
+    if (sets.empty()) return body();
+    for (const std::string& set : sets) {
+      cli.set_value("params", set);
+      body();
+    }
+  };
   add_run_options(cli, run, /*gpu=*/true);
   cli.add_flag("plan", &plan_only, "print the launch plan and exit, without touching a GPU");
   cli.add_validator([&] {
     shapes.insert(shapes.begin(), first);
-    for (const MatmulShape& shape : shapes) stage.plan(shape);
+    for_each_parameter_set([&] {
+      for (const MatmulShape& shape : shapes) stage.plan(shape);
+    });
   });
   parse_or_exit(cli, argc, argv);
   if (plan_only) {
-    for (const MatmulShape& shape : shapes) {
-      std::printf("%s: C (%s) = A * B\n", stage.name.c_str(), to_string(shape).c_str());
-      print_launch(stage.plan(shape), shape);
-    }
+    for_each_parameter_set([&] {
+      for (const MatmulShape& shape : shapes) {
+        std::printf("%s: C (%s) = A * B\n", stage.name.c_str(), to_string(shape).c_str());
+        print_launch(stage.plan(shape), shape);
+      }
+    });
     return kExitPass;
   }
 
@@ -180,9 +198,25 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     const TimingStats time = time_with_events(run, [&] { launch.run(args); });
 
     // 6. Copy C back to the host, into memory poisoned first (on several threads when C is large:
-    //    the first touch of gigabytes is the slow part).
-    HostMatrix c = poisoned_matrix(c_count);
-    d_c.to_host(c);
+    //    the first touch of gigabytes is the slow part); for a sampled check only the elements it
+    //    compares, and C is scanned for unwritten and non-finite elements where it lies, on the GPU
+    //    (a C of 2^31 elements is 8.6 GB: seconds to copy and to touch, milliseconds to scan there).
+    const CheckMode check = run.check == CheckMode::kAuto
+                                ? (full_check_is_cheap(shape) ? CheckMode::kFull : CheckMode::kSample)
+                                : run.check;
+    const Accumulation accumulation = kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32;
+    HostMatrix c;
+    std::vector<std::int64_t> picked;
+    std::vector<float> picked_values;
+    ScanCounts scan;
+    if (check == CheckMode::kSample) {
+      scan = scan_on_device(d_c.get(), static_cast<std::int64_t>(c_count));
+      picked = sampled_elements(shape, run.seed);
+      picked_values = gather_to_host(d_c.get(), picked);
+    } else if (check == CheckMode::kFull) {
+      c = poisoned_matrix(c_count);
+      d_c.to_host(c);
+    }
 
     // 7. Verify C against the CPU reference accumulated in double (every element, or a sample).
     Measurement kernel;
@@ -192,8 +226,9 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     kernel.rate = matmul_gflops(shape, time.median_ms);
     const double peak = kBf16 ? device.peak_bf16_gflops : device.peak_fp32_gflops;
     kernel.pct_peak = peak > 0 ? 100.0 * kernel.rate / peak : NAN;
-    kernel.check = verify_matmul(a, b, c, shape, run.check, run.seed,
-                                 kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32);
+    kernel.check = check == CheckMode::kSample
+                       ? verify_matmul_elements(a, b, picked, picked_values, shape, accumulation, &scan)
+                       : verify_matmul(a, b, c, shape, check, run.seed, accumulation);
 
     // 8. The yardstick, on the same device buffers, in the same run: cuBLAS SGEMM in strict FP32, or
     //    for bf16 inputs cuBLAS with the same types (bf16 A and B, FP32 sums and C). Only the elements
@@ -224,7 +259,9 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     return report.finish(run);
   };
   int code = kExitPass;
-  for (const MatmulShape& shape : shapes) code = std::max(code, run_problem(shape));
+  for_each_parameter_set([&] {
+    for (const MatmulShape& shape : shapes) code = std::max(code, run_problem(shape));
+  });
   return code;
 }
 

@@ -80,15 +80,26 @@ void Comparison::scan(const float* values, std::int64_t count) {
   for (std::int64_t t = 1; t < threads; ++t) workers.emplace_back(scan_slice, std::ref(slices[t]));
   scan_slice(slices[0]);
   for (std::thread& worker : workers) worker.join();
+  ScanCounts counts;
+  counts.scanned = count;
   for (const Slice& slice : slices) {
-    result_.unwritten += slice.unwritten;
-    result_.non_finite += slice.non_finite;
-    if (slice.first_bad >= 0) {
-      const float v = values[slice.first_bad];
-      fail(slice.first_bad, v, is_poison(v) ? "never written" : "NaN or Inf");
+    counts.unwritten += slice.unwritten;
+    counts.non_finite += slice.non_finite;
+    if (slice.first_bad >= 0 && counts.first_bad < 0) {
+      counts.first_bad = slice.first_bad;
+      counts.first_bad_value = values[slice.first_bad];
     }
   }
-  result_.scanned += count;
+  add_scan(counts);
+}
+
+void Comparison::add_scan(const ScanCounts& counts) {
+  result_.unwritten += counts.unwritten;
+  result_.non_finite += counts.non_finite;
+  if (counts.first_bad >= 0)
+    fail(counts.first_bad, counts.first_bad_value,
+         is_poison(counts.first_bad_value) ? "never written" : "NaN or Inf");
+  result_.scanned += counts.scanned;
 }
 
 void Comparison::compare(std::int64_t index, double got, double want, double scale) {
@@ -259,10 +270,11 @@ std::vector<std::int64_t> sampled_elements(const MatmulShape& s, std::uint64_t s
 
 CheckResult verify_matmul_elements(const HostMatrix& a, const HostMatrix& b,
                                    const std::vector<std::int64_t>& picked, const std::vector<float>& values,
-                                   const MatmulShape& s, Accumulation accumulation) {
+                                   const MatmulShape& s, Accumulation accumulation, const ScanCounts* scan) {
   const double tolerance =
       accumulation == Accumulation::kTensorCore ? tensor_core_sum_tolerance(s.k) : fp32_sum_tolerance(s.k);
   Comparison cmp(tolerance, s.n, "C");
+  if (scan != nullptr) cmp.add_scan(*scan);
   compare_elements(
       cmp, a, b, picked, [&](std::size_t p) { return values[p]; }, s);
   return cmp.finish("sample");

@@ -39,6 +39,16 @@ struct CheckResult {
   std::string summary() const;
 };
 
+/// What a scan of a result for NaN, ±Inf and the poison pattern found, wherever it ran: on the host
+/// (Comparison::scan) or on the GPU, for a result left there (scan_on_device, device_check.cuh).
+struct ScanCounts {
+  std::int64_t scanned = 0;    ///< elements scanned
+  std::int64_t unwritten = 0;  ///< elements still holding the poison pattern
+  std::int64_t non_finite = 0; ///< other NaN or ±Inf
+  std::int64_t first_bad = -1; ///< the lowest index among the two kinds above, -1 when there is none
+  float first_bad_value = 0;   ///< the value there
+};
+
 /// Accumulates element-by-element comparisons into a CheckResult.
 class Comparison {
  public:
@@ -49,6 +59,8 @@ class Comparison {
 
   /// Scans @p count values for NaN, ±Inf and the poison pattern without a reference.
   void scan(const float* values, std::int64_t count);
+  /// Adds what a scan made elsewhere found (the GPU's, for a result that stays on the device).
+  void add_scan(const ScanCounts& counts);
   /// Compares element @p index: @p got against @p want, allowing tolerance × @p scale.
   void compare(std::int64_t index, double got, double want, double scale);
   /// The verdict; @p mode names how much was checked.
@@ -114,9 +126,11 @@ std::vector<std::int64_t> sampled_elements(const MatmulShape& shape, std::uint64
 /// Checks only the elements of C at @p picked (their values in @p values, in the same order) against
 /// the double reference of A·B, with the tolerance of @p accumulation: the sampled check without the
 /// scan of every other element, for a result whose picked elements alone were copied back (the
-/// cuBLAS yardstick's: cublas_sgemm.cuh).
+/// cuBLAS yardstick's: cublas_sgemm.cuh), or with the scan the GPU made of it in @p scan (a stage's
+/// sampled check: matmul_flow.cu).
 CheckResult verify_matmul_elements(const HostMatrix& a, const HostMatrix& b,
                                    const std::vector<std::int64_t>& picked, const std::vector<float>& values,
-                                   const MatmulShape& shape, Accumulation accumulation = Accumulation::kFp32);
+                                   const MatmulShape& shape, Accumulation accumulation = Accumulation::kFp32,
+                                   const ScanCounts* scan = nullptr);
 
 } // namespace cs

@@ -253,6 +253,33 @@ void elements_check_agrees_with_the_sampled_one() {
   EXPECT(!unwritten.passed && unwritten.unwritten == static_cast<std::int64_t>(picked.size()));
 }
 
+void elements_check_counts_a_scan_made_elsewhere() {
+  // A stage's sampled check: the picked elements copied back, every element scanned on the GPU
+  // (ScanCounts). The scan's counts and its first bad element are the check's, and a picked element
+  // that is bad is not counted twice.
+  Problem p = make_problem(300, 200, 50);
+  const std::vector<std::int64_t> picked = cs::sampled_elements(p.shape, 5);
+  std::vector<float> values;
+  for (const std::int64_t index : picked) values.push_back(p.c[index]);
+  cs::ScanCounts clean;
+  clean.scanned = 300 * 200;
+  const cs::CheckResult right =
+      cs::verify_matmul_elements(p.a, p.b, picked, values, p.shape, cs::Accumulation::kFp32, &clean);
+  EXPECT(right.passed && right.scanned == 300 * 200);
+  cs::ScanCounts found = clean;
+  found.unwritten = 2;
+  found.first_bad = 123 * 200 + 77;
+  cs::HostMatrix untouched(1);
+  cs::poison(untouched);
+  found.first_bad_value = untouched[0];
+  values.back() = untouched[0]; // the last pick poisoned too: one of the scan's two
+  const cs::CheckResult r =
+      cs::verify_matmul_elements(p.a, p.b, picked, values, p.shape, cs::Accumulation::kFp32, &found);
+  EXPECT(!r.passed && r.unwritten == 2 && r.non_finite == 0);
+  EXPECT(r.first_failure.rfind("C[123][77] = ", 0) == 0);
+  EXPECT(r.first_failure.find("never written") != std::string::npos);
+}
+
 void sampled_check_catches_an_unwritten_interior() {
   Problem p = make_problem(300, 200, 50);
   cs::HostMatrix untouched(1);
@@ -519,6 +546,48 @@ void parser_rejects_bad_input() {
   }
 }
 
+void parser_list_option() {
+  // An option allowed a list (the matmul flow's --params) checks each value and holds the first;
+  // set_value() picks another; without a list, or a list of one, it is an ordinary option.
+  std::string params = "a";
+  cs::CommandLine cli("prog", "test");
+  cli.add_choice("params", &params, {"a", "b", "c"}, "parameter set");
+  cli.allow_list("params");
+  const char* argv[] = {"prog", "--params", "c,a,b"};
+  EXPECT(cli.parse(3, argv) == cs::CommandLine::Outcome::kRun);
+  EXPECT(params == "c" && cli.list_values("params") == std::vector<std::string>({"c", "a", "b"}));
+  cli.set_value("params", "b");
+  EXPECT(params == "b");
+  for (const char* bad : {"c,x", "c,", ",c", "c,,a", ""}) {
+    std::string target = "a";
+    cs::CommandLine other("prog", "test");
+    other.add_choice("params", &target, {"a", "b", "c"}, "parameter set");
+    other.allow_list("params");
+    const char* bad_argv[] = {"prog", "--params", bad};
+    bool threw = false;
+    try {
+      other.parse(3, bad_argv);
+    } catch (const cs::UsageError&) {
+      threw = true;
+    }
+    EXPECT(threw);
+  }
+  std::string plain = "a";
+  cs::CommandLine one("prog", "test");
+  one.add_choice("params", &plain, {"a", "b"}, "parameter set");
+  one.allow_list("params");
+  const char* one_argv[] = {"prog", "--params", "b"};
+  EXPECT(one.parse(3, one_argv) == cs::CommandLine::Outcome::kRun);
+  EXPECT(plain == "b" && one.list_values("params") == std::vector<std::string>({"b"}));
+  std::string untouched = "a";
+  cs::CommandLine none("prog", "test");
+  none.add_choice("params", &untouched, {"a", "b"}, "parameter set");
+  none.allow_list("params");
+  const char* none_argv[] = {"prog"};
+  EXPECT(none.parse(1, none_argv) == cs::CommandLine::Outcome::kRun);
+  EXPECT(untouched == "a" && none.list_values("params").empty());
+}
+
 void parser_size_and_dims() {
   cs::MatmulShape shape;
   cs::RunOptions run;
@@ -688,6 +757,7 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(elements_check_agrees_with_the_sampled_one),
     CASE(tolerance_grows_with_k),
     CASE(scan_in_slices_counts_as_one_pass),
+    CASE(elements_check_counts_a_scan_made_elsewhere),
     CASE(tensor_core_tolerance_holds_in_every_order),
     CASE(tensor_core_tolerance_catches_a_dropped_or_doubled_term),
     CASE(bf16_inputs_are_bf16_values),
@@ -695,6 +765,7 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(parser_accepts_good_input),
     CASE(parser_rejects_bad_input),
     CASE(parser_size_and_dims),
+    CASE(parser_list_option),
     CASE(parser_help),
     CASE(timing_summary_median),
     CASE(capability_message_or_later_and_exactly),
