@@ -46,6 +46,7 @@ plan=(
   "17_warp_specialized|--size 4096|a producer warpgroup copies, consumers multiply"
   "18_persistent|--size 4096|one block per SM walks tile after tile"
   "19_split_k|--size 4096|the last round split along K, odd rows realigned"
+  "20_tma_store|--size 4096|C out through shared memory by TMA stores"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

@@ -152,3 +152,20 @@ if(TARGET 19_split_k)
   cs_add_run_test(broken_split_k_shuffle_wrong_lane.caught_131x67x71 broken_split_k_shuffle_wrong_lane GPU
                   ARGS --m 131 --n 67 --k 71 --reps 1 PASS_REGEX "Result = FAIL")
 endif()
+
+if(TARGET 20_tma_store)
+  # A staging buffer written again before the TMA has read the piece two before it out (the wait
+  # for the bulk group left out), or ordinary stores to it not fenced from the TMA's reads (the
+  # proxy fence left out), or the block ending with stores still reading (the last wait left out):
+  # races, each a piece of C that may leave with another piece's values. Many tiles per block, rows
+  # on 16-byte boundaries (the TMA's path), one run each.
+  cs_add_broken_copy(tma_store_no_read_wait 20_tma_store PARAMS 128x256x64/s4
+    FIND "if (issuer) wait_stores_read<1>()" REPLACE "static_cast<void>(issuer)")
+  cs_add_broken_copy(tma_store_no_fence 20_tma_store PARAMS 128x256x64/s4
+    FIND "      fence_shared_for_tma()" REPLACE "      static_cast<void>(0)")
+  foreach(broken tma_store_no_read_wait tma_store_no_fence)
+    cs_add_run_test(broken_${broken}.caught_2056x4096x64 broken_${broken} GPU
+                    ARGS --m 2056 --n 4096 --k 64 --also 1104x1304x344 --blocks 3 --reps 1 --warmup 0
+                    PASS_REGEX "Result = FAIL")
+  endforeach()
+endif()

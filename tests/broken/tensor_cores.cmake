@@ -33,12 +33,14 @@ function(cs_add_broken_copy name stage)
         list(POP_FRONT pairs kept)
         list(APPEND keep "${kept}")
       endwhile()
-      string(REGEX MATCHALL "if \\(params == \"[^\"]*\" && aligned\\)" launches "${text}")
+      # One launch line per set: `&& aligned` (and a second, `&& !aligned`) where a stage has an
+      # instance for each alignment, none where it has one (20 on).
+      string(REGEX MATCHALL "if \\(params == \"[^\"]*\"( && aligned)?\\)" launches "${text}")
       set(dropped 0)
       foreach(launch IN LISTS launches)
         string(REGEX REPLACE "^if \\(params == \"([^\"]*)\".*" "\\1" set_name "${launch}")
         if(NOT set_name IN_LIST keep)
-          string(REGEX REPLACE "if \\(params == \"${set_name}\" && !?aligned\\)[ \n]*launch_with_shared_memory\\([A-Za-z_]+<[^>]*>\\)[ ]*;\n[ ]*" ""
+          string(REGEX REPLACE "if \\(params == \"${set_name}\"( && !?aligned)?\\)[ \n]*launch_with_shared_memory\\([A-Za-z_]+<[^>]*>\\)[ ]*;\n[ ]*" ""
                  text "${text}")
           math(EXPR dropped "${dropped} + 1")
         endif()

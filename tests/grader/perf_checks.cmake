@@ -74,6 +74,12 @@ cs_perf_check(18_persistent.perf.vs_17_warp_specialized MIN 0.98
 cs_perf_check(19_split_k.perf.vs_18_persistent_at_3072 MIN 1.05
   FAST 19_split_k split_k_128x256x64/s4 --size 3072 --check sample --reps 5
   SLOW 18_persistent persistent_128x256x64/s4 --size 3072 --check sample --reps 5)
+# 20, C through shared memory and TMA stores, against 19 at 4096 x 4096 x 512: few k-tiles per tile,
+# so that C's stores were a large part of a tile's time (on an H100, 2026-11-25: 1.12x; 1.03x to
+# 1.05x at 4096^3).
+cs_perf_check(20_tma_store.perf.vs_19_split_k_at_k512 MIN 1.05
+  FAST 20_tma_store tma_store_128x256x64/s4 --m 4096 --n 4096 --k 512 --check sample --reps 5
+  SLOW 19_split_k split_k_128x256x64/s4 --m 4096 --n 4096 --k 512 --check sample --reps 5)
 
 # 05, at 4096^2 (128 MiB moved: more than the L2 cache of any current GPU): the padding column must
 # remove the bank conflicts, and the last kernel must clearly beat the naive one.
