@@ -236,9 +236,9 @@ constexpr int kGroupRows = 8;
 /// @p whole_tiles (of C in stage 14's order), then piece b of the remaining tiles, each cut into
 /// @p parts pieces along K (tile whole_tiles + b / parts, piece b % parts); warpgroup 0 copies, warpgroups 1
 /// .. kBlockM / 64 each multiply 64 rows of the tile (A is m×k, B is k×n, both bf16; C is m×n, FP32; all
-/// row-major). A, B and C come as tensor maps (C's used only where kAligned), C also as a pointer; @p
-/// partials holds a tile's sums for each block (gridDim.x x kBlockM x kBlockN floats) and @p arrived a flag
-/// for each consumer warp of each block (zero before the launch, and left zero after it).
+/// row-major). A and B come as tensor maps, C as a pointer; @p partials holds a tile's sums for each block
+/// (gridDim.x x kBlockM x kBlockN floats) and @p arrived a flag for each consumer warp of each block (zero
+/// before the launch, and left zero after it). C also comes as a tensor map, used where kAligned.
 ///
 /// Shared memory is stage 16's ring of kStages
 /// buffers with two mbarriers per buffer: `landed` (its phase completes when the buffer's tile has
@@ -249,14 +249,15 @@ constexpr int kGroupRows = 8;
 /// registers the producer gave back, and walks the same k-tiles: it waits for a k-tile's `landed`
 /// phase, issues its wgmma, waits until only they are still running, and then each of its warps
 /// arrives on `freed` of the k-tile before, whose products have finished; at a tile's end it waits
-/// for the last products, frees their buffer too, and hands the tile to the TMA through two
-/// staging buffers of its own (64 rows x 32 columns each), writing one while the TMA reads the other;
-/// it goes on to the next tile while the TMA writes C and the producer copies on. Both sides carry the ring's
-/// buffer and phase from one tile to the next. A tile split between blocks: a block holding a later piece
-/// writes its sums to its slot of @p partials instead of C and raises its warps' flags; the block holding the
-/// first piece waits for the next parts - 1 blocks' flags, adds their slots in order and stores the tile. The
-/// blocks must all run at once (the grid is at most one block per SM). There is no block barrier after the
-/// barriers are set up. Sizes and offsets are 64-bit whatever the problem.
+/// for the last products, frees their buffer too, and stores the tile while the producer copies
+/// on. Both sides carry the ring's buffer and phase from one tile to the next. A tile split between
+/// blocks: a block holding a later piece writes its sums to its slot of @p partials instead of C
+/// and raises its warps' flags; the block holding the first piece waits for the next parts - 1
+/// blocks' flags, adds their slots in order and stores the tile. The blocks must all run at once
+/// (the grid is at most one block per SM). There is no block barrier after the barriers
+/// are set up. Sizes and offsets are 64-bit whatever the problem. A consumer stores a tile through
+/// two staging buffers of its own (64 rows x 32 columns each) and TMA stores, writing one buffer
+/// while the TMA reads the other, and goes on to the next tile while the TMA writes C.
 ///
 /// @tparam kBlockM rows of C per block, 64 per consumer warpgroup.
 /// @tparam kBlockN columns of C per block: the N of each wgmma (128 or 256).
@@ -396,13 +397,14 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     // END LAB
   };
 
-  // Stores this warpgroup's sums as stage 19 did, where there is no tensor map of C (kAligned false):
-  // each 16 x 8 piece goes to C a pair at a time (rows g and g + 8 of the warp's 16, columns 2q,
-  // 2q + 1), one 8-byte store each, only the columns inside C (store_pair drops the rest). When n is
-  // odd, every other row of C starts 4 bytes past an 8-byte boundary ("shifted"): there a lane stores
-  // (2q + 1, 2q + 2) instead, column 2q + 2 taken from the next lane by a shuffle (for the fourth
-  // lane, from the first lane's next 8 columns; none after the tile's last), and the tile's first
-  // column goes alone. Every lane shuffles, in every row, whether or not it stores.
+  // Stores this warpgroup's sums, its 64 rows of the tile at block_row, block_col: each 16 x 8 piece
+  // goes to C a pair at a time (rows g and g + 8 of the warp's 16, columns 2q, 2q + 1), one 8-byte
+  // store each, only the columns inside C (store_pair drops the rest). When n is odd, every other
+  // row of C starts 4 bytes past an 8-byte boundary ("shifted"), and there no pair (2q, 2q + 1) is
+  // 8-byte aligned: a lane stores (2q + 1, 2q + 2) instead, column 2q + 2 taken from the next lane
+  // by a shuffle (for the fourth lane, from the first lane's next 8 columns; none after the tile's
+  // last), and the tile's first column goes alone. Every lane shuffles, in every row, whether or
+  // not it stores.
   const auto store_directly = [&] {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -801,10 +803,8 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
                ? "; C out: each consumer warpgroup writes its 64 rows 32 columns at a time into one of its "
                  "two staging buffers (" +
                      std::to_string(staging_bytes / 1024) +
-                     " KB in all), and one thread "
-                     "stores the piece with a TMA box of 64 x 32; the warpgroup goes on as soon as the TMA "
-                     "has "
-                     "read the buffer"
+                     " KB in all), and one thread stores the piece with a TMA box of 64 x 32; the warpgroup "
+                     "goes on as soon as the TMA has read the buffer"
                : std::string(
                      "; n or k is not a multiple of 8: no tensor map of C, which stage 19's stores write") +
                      (shape.n % 2 == 0 ? ", a pair of C in one 8-byte store"
