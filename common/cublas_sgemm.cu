@@ -12,17 +12,6 @@
 #include <cmath>
 
 namespace cs {
-namespace {
-
-// The yardstick's check: the elements of C at sampled_elements() gathered on the device and copied
-// back (a few thousand floats, where C itself may be gigabytes), compared with their references.
-CheckResult check_yardstick(const float* d_c, const HostMatrix& a, const HostMatrix& b,
-                            const MatmulShape& shape, std::uint64_t seed, Accumulation accumulation) {
-  const std::vector<std::int64_t> picked = sampled_elements(shape, seed);
-  return verify_matmul_elements(a, b, picked, gather_to_host(d_c, picked), shape, accumulation);
-}
-
-} // namespace
 
 CublasHandle::CublasHandle(cublasMath_t math) {
   CUBLAS_CHECK(cublasCreate(&handle_));
@@ -64,7 +53,7 @@ Measurement measure_cublas_sgemm(const RunOptions& run, const MatmulShape& shape
   result.pct_peak = device.peak_fp32_gflops > 0 ? 100.0 * result.rate / device.peak_fp32_gflops : NAN;
   result.pct_yardstick = 100.0;
   if (run.check != CheckMode::kNone)
-    result.check = check_yardstick(d_c, a, b, shape, run.seed, Accumulation::kFp32);
+    result.check = verify_matmul_on_device(d_c, a, b, shape, run.seed, Accumulation::kFp32, false);
   return result;
 }
 
@@ -95,7 +84,7 @@ Measurement measure_cublas_bf16_gemm(const RunOptions& run, const MatmulShape& s
   result.pct_peak = device.peak_bf16_gflops > 0 ? 100.0 * result.rate / device.peak_bf16_gflops : NAN;
   result.pct_yardstick = 100.0;
   if (run.check != CheckMode::kNone)
-    result.check = check_yardstick(d_c, a, b, shape, run.seed, Accumulation::kTensorCore);
+    result.check = verify_matmul_on_device(d_c, a, b, shape, run.seed, Accumulation::kTensorCore, false);
   return result;
 }
 

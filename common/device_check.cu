@@ -89,4 +89,14 @@ std::vector<float> gather_to_host(const float* d_values, const std::vector<std::
   return values;
 }
 
+CheckResult verify_matmul_on_device(const float* d_c, const HostMatrix& a, const HostMatrix& b,
+                                    const MatmulShape& shape, std::uint64_t seed, Accumulation accumulation,
+                                    bool scan_every_element) {
+  ScanCounts scan;
+  if (scan_every_element) scan = scan_on_device(d_c, shape.m * shape.n);
+  const std::vector<std::int64_t> picked = sampled_elements(shape, seed);
+  return verify_matmul_elements(a, b, picked, gather_to_host(d_c, picked), shape, accumulation,
+                                scan_every_element ? &scan : nullptr);
+}
+
 } // namespace cs

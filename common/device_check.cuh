@@ -23,4 +23,13 @@ ScanCounts scan_on_device(const float* d_values, std::int64_t count);
 /// the order of @p picked.
 std::vector<float> gather_to_host(const float* d_values, const std::vector<std::int64_t>& picked);
 
+/// The sampled check of C (m x n at @p d_c, device memory) against the double reference of the host
+/// copies @p a and @p b: the elements sampled_elements() picks gathered and copied back, and, when
+/// @p scan_every_element, every element of C scanned on the GPU first (scan_on_device), as
+/// verify_matmul's sampled check scans a host copy. Without the scan it is the yardstick's check
+/// (cuBLAS's C is checked to be the same product, not scanned).
+CheckResult verify_matmul_on_device(const float* d_c, const HostMatrix& a, const HostMatrix& b,
+                                    const MatmulShape& shape, std::uint64_t seed, Accumulation accumulation,
+                                    bool scan_every_element);
+
 } // namespace cs

@@ -198,27 +198,18 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     const TimingStats time = time_with_events(run, [&] { launch.run(args); });
 
     // 6. Copy C back to the host, into memory poisoned first (on several threads when C is large:
-    //    the first touch of gigabytes is the slow part); for a sampled check only the elements it
-    //    compares, and C is scanned for unwritten and non-finite elements where it lies, on the GPU
-    //    (a C of 2^31 elements is 8.6 GB: seconds to copy and to touch, milliseconds to scan there).
-    const CheckMode check = run.check == CheckMode::kAuto
-                                ? (full_check_is_cheap(shape) ? CheckMode::kFull : CheckMode::kSample)
-                                : run.check;
-    const Accumulation accumulation = kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32;
+    //    the first touch of gigabytes is the slow part), for a full check. A sampled check leaves C
+    //    where it is (step 7): a C of 2^31 elements is 8.6 GB, seconds to copy and to touch.
+    const CheckMode check = resolved_check(run.check, shape);
     HostMatrix c;
-    std::vector<std::int64_t> picked;
-    std::vector<float> picked_values;
-    ScanCounts scan;
-    if (check == CheckMode::kSample) {
-      scan = scan_on_device(d_c.get(), static_cast<std::int64_t>(c_count));
-      picked = sampled_elements(shape, run.seed);
-      picked_values = gather_to_host(d_c.get(), picked);
-    } else if (check == CheckMode::kFull) {
+    if (check == CheckMode::kFull) {
       c = poisoned_matrix(c_count);
       d_c.to_host(c);
     }
 
-    // 7. Verify C against the CPU reference accumulated in double (every element, or a sample).
+    // 7. Verify C against the CPU reference accumulated in double: every element, or a sample, the
+    //    sample checked on the GPU's C (every element scanned there for unwritten and non-finite
+    //    values, the sampled ones copied back and compared: device_check.cuh).
     Measurement kernel;
     kernel.name = launch.name;
     kernel.what = launch.what;
@@ -226,8 +217,9 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     kernel.rate = matmul_gflops(shape, time.median_ms);
     const double peak = kBf16 ? device.peak_bf16_gflops : device.peak_fp32_gflops;
     kernel.pct_peak = peak > 0 ? 100.0 * kernel.rate / peak : NAN;
+    const Accumulation accumulation = kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32;
     kernel.check = check == CheckMode::kSample
-                       ? verify_matmul_elements(a, b, picked, picked_values, shape, accumulation, &scan)
+                       ? verify_matmul_on_device(d_c.get(), a, b, shape, run.seed, accumulation, true)
                        : verify_matmul(a, b, c, shape, check, run.seed, accumulation);
 
     // 8. The yardstick, on the same device buffers, in the same run: cuBLAS SGEMM in strict FP32, or

@@ -217,6 +217,11 @@ bool full_check_is_cheap(const MatmulShape& s) {
          static_cast<double>(1LL << 30);
 }
 
+CheckMode resolved_check(CheckMode mode, const MatmulShape& shape) {
+  if (mode != CheckMode::kAuto) return mode;
+  return full_check_is_cheap(shape) ? CheckMode::kFull : CheckMode::kSample;
+}
+
 CheckResult verify_matmul(const HostMatrix& a, const HostMatrix& b, const HostMatrix& c, const MatmulShape& s,
                           CheckMode mode, std::uint64_t seed, Accumulation accumulation) {
   if (mode == CheckMode::kNone) {
@@ -225,7 +230,7 @@ CheckResult verify_matmul(const HostMatrix& a, const HostMatrix& b, const HostMa
     none.passed = true;
     return none;
   }
-  if (mode == CheckMode::kAuto) mode = full_check_is_cheap(s) ? CheckMode::kFull : CheckMode::kSample;
+  mode = resolved_check(mode, s);
 
   const double tolerance =
       accumulation == Accumulation::kTensorCore ? tensor_core_sum_tolerance(s.k) : fp32_sum_tolerance(s.k);

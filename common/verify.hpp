@@ -119,6 +119,10 @@ CheckResult verify_matmul(const HostMatrix& a, const HostMatrix& b, const HostMa
                           const MatmulShape& shape, CheckMode mode, std::uint64_t seed,
                           Accumulation accumulation = Accumulation::kFp32);
 
+/// What `--check auto` means for @p shape: kFull where full_check_is_cheap, else kSample; any other
+/// @p mode as it is.
+CheckMode resolved_check(CheckMode mode, const MatmulShape& shape);
+
 /// The elements the sampled check compares, in increasing order: the four borders (up to 1024 evenly
 /// spaced elements per edge, the corners included) and 1024 random elements drawn from @p seed.
 std::vector<std::int64_t> sampled_elements(const MatmulShape& shape, std::uint64_t seed);

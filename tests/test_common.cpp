@@ -280,6 +280,19 @@ void elements_check_counts_a_scan_made_elsewhere() {
   EXPECT(r.first_failure.find("never written") != std::string::npos);
 }
 
+void check_auto_resolves_by_size() {
+  // --check auto: a full check up to 2^30 multiply-adds, a sampled one past that; the others stay.
+  cs::MatmulShape small, large;
+  small.m = small.n = small.k = 1024; // 2^30
+  large.m = 1024;
+  large.n = 1024;
+  large.k = 1025;
+  EXPECT(cs::resolved_check(cs::CheckMode::kAuto, small) == cs::CheckMode::kFull);
+  EXPECT(cs::resolved_check(cs::CheckMode::kAuto, large) == cs::CheckMode::kSample);
+  EXPECT(cs::resolved_check(cs::CheckMode::kFull, large) == cs::CheckMode::kFull);
+  EXPECT(cs::resolved_check(cs::CheckMode::kNone, small) == cs::CheckMode::kNone);
+}
+
 void sampled_check_catches_an_unwritten_interior() {
   Problem p = make_problem(300, 200, 50);
   cs::HostMatrix untouched(1);
@@ -758,6 +771,7 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(tolerance_grows_with_k),
     CASE(scan_in_slices_counts_as_one_pass),
     CASE(elements_check_counts_a_scan_made_elsewhere),
+    CASE(check_auto_resolves_by_size),
     CASE(tensor_core_tolerance_holds_in_every_order),
     CASE(tensor_core_tolerance_catches_a_dropped_or_doubled_term),
     CASE(bf16_inputs_are_bf16_values),
