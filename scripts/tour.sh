@@ -47,6 +47,7 @@ plan=(
   "18_persistent|--size 4096|one block per SM walks tile after tile"
   "19_split_k|--size 4096|the last round split along K, odd rows realigned"
   "20_tma_store|--size 4096|C out through shared memory by TMA stores"
+  "21_unaligned_rows|--size 4099|rows off 16-byte lines: C a row per store"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

@@ -169,3 +169,37 @@ if(TARGET 20_tma_store)
                     PASS_REGEX "Result = FAIL")
   endforeach()
 endif()
+
+if(TARGET 21_unaligned_rows)
+  # C's rows off 16-byte boundaries (n odd), stored a row of a warp's piece at a time:
+  # - the stores keep the rows inside C but not the columns, so a row's store runs past C's last
+  #   column into the next row's first ones (with the sums of B's zero columns). One block takes the
+  #   tiles in order, the two columns of tiles of a row one after the other (131 x 301: the second
+  #   column of tiles 45 wide), so the second writes its zeros over the first's, every time.
+  cs_add_broken_copy(unaligned_rows_past_row_end 21_unaligned_rows PARAMS 128x256x64/s4
+    FIND "if (first_row + row < m && col < n)" REPLACE "if (first_row + row < m)")
+  cs_add_run_test(broken_unaligned_rows_past_row_end.caught_131x301x71 broken_unaligned_rows_past_row_end GPU
+                  ARGS --m 131 --n 301 --k 71 --blocks 1 --reps 1 --warmup 0 PASS_REGEX "Result = FAIL")
+  # - the padded copies read four bytes at a time wherever the chunk lies inside its row, whether or
+  #   not its first element is on a 4-byte boundary: for an odd row length, every other row of A is
+  #   read at an odd address of 2-byte elements, which the GPU refuses (a misaligned address error,
+  #   which the flow reports).
+  cs_add_broken_copy(unaligned_rows_words_anywhere 21_unaligned_rows PARAMS 128x256x64/s4
+    FIND " && reinterpret_cast<std::uintptr_t>(from + at) % 4 == 0" REPLACE "")
+  cs_add_run_test(broken_unaligned_rows_words_anywhere.caught_131x67x71 broken_unaligned_rows_words_anywhere GPU
+                  ARGS --m 131 --n 67 --k 71 --reps 1 --warmup 0 PASS_REGEX "misaligned address")
+  # - no __syncwarp between the lanes' writes of a piece to the staging buffer and their reads of
+  #   whole rows, which other lanes wrote: a race within the warp.
+  cs_add_broken_copy(unaligned_rows_no_syncwarp 21_unaligned_rows PARAMS 128x256x64/s4
+    FIND "        }\n      }\n      __syncwarp()" REPLACE "        }\n      }\n      static_cast<void>(0)")
+endif()
+# The race above corrupts no result as long as the warp's lanes run in step, so racecheck is its test
+# (the stage's own racecheck run, at the same size, is the control).
+if(TARGET broken_unaligned_rows_no_syncwarp AND CUDA_STAGES_COMPUTE_SANITIZER)
+  add_test(NAME broken_unaligned_rows_no_syncwarp.caught_by_racecheck
+           COMMAND "${CUDA_STAGES_COMPUTE_SANITIZER}" --tool racecheck --error-exitcode 1
+                   $<TARGET_FILE:broken_unaligned_rows_no_syncwarp> --m 37 --n 29 --k 53 --reps 1 --warmup 0)
+  set_tests_properties(broken_unaligned_rows_no_syncwarp.caught_by_racecheck PROPERTIES
+    LABELS sanitizer SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}"
+    PASS_REGULAR_EXPRESSION "RACECHECK SUMMARY: [1-9]")
+endif()

@@ -80,6 +80,12 @@ cs_perf_check(19_split_k.perf.vs_18_persistent_at_3072 MIN 1.05
 cs_perf_check(20_tma_store.perf.vs_19_split_k_at_k512 MIN 1.05
   FAST 20_tma_store tma_store_128x256x64/s4 --m 4096 --n 4096 --k 512 --check sample --reps 5
   SLOW 19_split_k split_k_128x256x64/s4 --m 4096 --n 4096 --k 512 --check sample --reps 5)
+# 21, C's unaligned rows a row at a time and A and B padded in one launch, against 20 at 4099 x 4099
+# x 515: n and k odd, few k-tiles per tile, so that C's stores and the copies weigh most (on an
+# H200, 2026-11-26: 1.15x to 1.19x; 1.12x at 4099^3).
+cs_perf_check(21_unaligned_rows.perf.vs_20_tma_store_at_4099_k515 MIN 1.05
+  FAST 21_unaligned_rows unaligned_rows_128x256x64/s4 --m 4099 --n 4099 --k 515 --check sample --reps 5
+  SLOW 20_tma_store tma_store_128x256x64/s4 --m 4099 --n 4099 --k 515 --check sample --reps 5)
 
 # 05, at 4096^2 (128 MiB moved: more than the L2 cache of any current GPU): the padding column must
 # remove the bank conflicts, and the last kernel must clearly beat the naive one.
