@@ -395,6 +395,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   const auto store_rows = [&] {
     // LAB 21.rows: each piece of the warp's 16 rows through its part of a staging buffer, a row per store
     // LAB-STUB: static_cast<void>(staging), static_cast<void>(kPieceFloats);
+    // LAB-STUB: static_cast<void>(g), static_cast<void>(q), static_cast<void>(sums);
     float* const mine = staging + warpgroup * 2 * kPieceFloats + warp * 16 * 32;
     const std::int64_t first_row = block_row + warpgroup * 64 + warp * 16;
     // All 16 rows' loads at once, but 4 where four consumers leave each thread too few registers.
