@@ -47,6 +47,30 @@ std::int64_t count(const dim3& d) {
   return static_cast<std::int64_t>(d.x) * d.y * d.z;
 }
 
+// Flips the sign of each of the @p count elements at @p data, in place, by its sign bit (@p sign):
+// exact, and its own inverse. Run twice around the timed launches (step 5), so that they multiply
+// -A and the checked launch after them A.
+template <typename Bits>
+__global__ void flip_sign_bits(Bits* data, std::size_t count, Bits sign) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    data[i] ^= sign;
+}
+
+// -A for A, and back (flip_sign_bits over the buffer's elements: FP32 or bfloat16).
+template <typename Input>
+void negate(DeviceBuffer<Input>& a) {
+  if (a.size() == 0) return;
+  const int blocks = static_cast<int>(std::min<std::size_t>((a.size() + 255) / 256, 4096));
+  if constexpr (std::is_same_v<Input, float>)
+    flip_sign_bits<<<blocks, 256>>>(reinterpret_cast<std::uint32_t*>(a.get()), a.size(),
+                                    std::uint32_t{0x80000000u});
+  else
+    flip_sign_bits<<<blocks, 256>>>(reinterpret_cast<std::uint16_t*>(a.get()), a.size(),
+                                    static_cast<std::uint16_t>(0x8000u));
+  CUDA_CHECK_LAUNCH();
+}
+
 // The host's values copied to the device as its element type: the floats themselves, or each
 // converted to bfloat16 (exactly: random_bf16_matrix made them bfloat16 values).
 template <typename Input>
@@ -179,14 +203,16 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     require_device_memory(
         device, (a.size() + b.size()) * sizeof(Input) + c_count * sizeof(float) + stamp_bytes,
         "A, B and C" + std::string(launch.block_clocks ? " and the block clock stamps" : ""));
-    const DeviceBuffer<Input> d_a = upload<Input>(a);
+    DeviceBuffer<Input> d_a = upload<Input>(a); // not const: step 5 flips its signs and back
     const DeviceBuffer<Input> d_b = upload<Input>(b);
     DeviceBuffer<float> d_c(c_count);
     const BlockClocks clocks(launch.block_clocks ? blocks : 0);
 
-    // 5. Launch: warm-up runs, then each timed run between its own pair of CUDA events. C is
-    //    poisoned first, so an element no thread writes stays NaN and fails the check in step 7.
-    d_c.poison();
+    // 5. Launch: warm-up runs, then each timed run between its own pair of CUDA events, all on -A;
+    //    then A again, C poisoned, and one more launch, the one step 7 checks. So no launch can hide
+    //    another's mistake: an element the checked launch does not write stays NaN, and whatever a
+    //    launch leaves behind for the next (a buffer or a flag it should have cleared) holds values
+    //    of the other sign, which the check catches.
     const MatmulArgsOf<Input> args{d_a.get(),
                                    d_b.get(),
                                    d_c.get(),
@@ -195,7 +221,11 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
                                    shape.k,
                                    clocks.device_stamps(),
                                    launch_fits_int32(launch, shape)};
+    negate(d_a);
     const TimingStats time = time_with_events(run, [&] { launch.run(args); });
+    negate(d_a);
+    d_c.poison();
+    launch.run(args);
 
     // 6. Copy C back to the host, into memory poisoned first (on several threads when C is large:
     //    the first touch of gigabytes is the slow part), for a full check. A sampled check leaves C
