@@ -15,10 +15,10 @@
 // (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report).
 /// @file
 /// @brief Stage 07: 1-D register tiling, a column of C per thread (chapter: 07_register_tile_1d/README.md).
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
@@ -101,6 +101,14 @@ __global__ void __launch_bounds__(kBlockM / kThreadM * kBlockN)
   }
 }
 
+/// The kernel's instances, one per `--params` set.
+const cs::KernelTable<void (*)(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"64x64x4/16", matmul_1d_register_tiling<64, 64, 4, 16>},
+        {"64x64x8/8", matmul_1d_register_tiling<64, 64, 8, 8>},
+        {"64x64x2/32", matmul_1d_register_tiling<64, 64, 2, 32>},
+};
+
 /// The stage's own option.
 struct StageOptions {
   std::string params = "64x64x4/16"; ///< `--params`: block rows x columns x step along K / rows per thread
@@ -108,23 +116,8 @@ struct StageOptions {
 
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
-  cli.add_choice("params", &options.params, {"64x64x4/16", "64x64x8/8", "64x64x2/32"},
+  cli.add_choice("params", &options.params, kKernels.params(),
                  "block tile of C (rows x columns) x step along K / rows of C per thread");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/TM".
-struct TileSizes {
-  int block_m = 0;  ///< BM: rows of C per block
-  int block_n = 0;  ///< BN: columns of C per block
-  int block_k = 0;  ///< BK: the step along K
-  int thread_m = 0; ///< TM: rows of C per thread, in one column
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/%d", &sizes.block_m, &sizes.block_n, &sizes.block_k, &sizes.thread_m);
-  return sizes;
 }
 
 /// Plans the launch: ceil(n / BN) x ceil(m / BM) blocks, each a 1-D block of threads.
@@ -133,7 +126,7 @@ TileSizes tile_sizes_of(const std::string& params) {
 /// <!-- END LAB-ANSWER -->
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/TM");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x, blocks_y);
@@ -166,12 +159,8 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
           " along K (stage 04, tile 32: 2K/32 = " + std::to_string(2 * ((shape.k + 31) / 32)) + ")"};
   launch.index_width_from_host = false;
   launch.run = [=](const cs::MatmulArgs& p) {
-    if (params == "64x64x4/16")
-      matmul_1d_register_tiling<64, 64, 4, 16><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x8/8")
-      matmul_1d_register_tiling<64, 64, 8, 8><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x2/32")
-      matmul_1d_register_tiling<64, 64, 2, 32><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
+    const auto kernel = kKernels.find(params, true);
+    kernel<<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
     CUDA_CHECK_LAUNCH();
   };
   return launch;

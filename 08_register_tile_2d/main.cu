@@ -15,10 +15,10 @@
 // (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report).
 /// @file
 /// @brief Stage 08: 2-D register tiling, a tile of C per thread (chapter: 08_register_tile_2d/README.md).
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
@@ -140,6 +140,14 @@ __global__ void __launch_bounds__((kBlockM / kThreadM) * (kBlockN / kThreadN))
   // END LAB
 }
 
+/// The kernel's instances, one per `--params` set.
+const cs::KernelTable<void (*)(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"128x64x16/8x4", matmul_2d_register_tiling<128, 64, 16, 8, 4>},
+        {"128x128x16/8x8", matmul_2d_register_tiling<128, 128, 16, 8, 8>},
+        {"64x64x16/4x4", matmul_2d_register_tiling<64, 64, 16, 4, 4>},
+};
+
 /// The stage's own option.
 struct StageOptions {
   std::string params = "128x64x16/8x4"; ///< `--params`: block rows x columns x step along K / thread tile
@@ -147,31 +155,14 @@ struct StageOptions {
 
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
-  cli.add_choice("params", &options.params, {"128x64x16/8x4", "128x128x16/8x8", "64x64x16/4x4"},
+  cli.add_choice("params", &options.params, kKernels.params(),
                  "block tile of C (rows x columns) x step along K / thread tile of C (rows x columns)");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/TMxTN".
-struct TileSizes {
-  int block_m = 0;  ///< BM: rows of C per block
-  int block_n = 0;  ///< BN: columns of C per block
-  int block_k = 0;  ///< BK: the step along K
-  int thread_m = 0; ///< TM: rows of C per thread
-  int thread_n = 0; ///< TN: columns of C per thread
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/%dx%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
-              &sizes.thread_m, &sizes.thread_n);
-  return sizes;
 }
 
 /// Plans the launch: ceil(n / BN) x ceil(m / BM) blocks of (BM / TM)·(BN / TN) threads.
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/TMxTN");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x, blocks_y);
@@ -211,12 +202,8 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
           " along K (stage 04, tile 32: 2K/32 = " + std::to_string(2 * ((shape.k + 31) / 32)) + ")"};
   launch.index_width_from_host = false;
   launch.run = [=](const cs::MatmulArgs& p) {
-    if (params == "128x64x16/8x4")
-      matmul_2d_register_tiling<128, 64, 16, 8, 4><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x128x16/8x8")
-      matmul_2d_register_tiling<128, 128, 16, 8, 8><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x16/4x4")
-      matmul_2d_register_tiling<64, 64, 16, 4, 4><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
+    const auto kernel = kKernels.find(params, true);
+    kernel<<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
     CUDA_CHECK_LAUNCH();
   };
   return launch;

@@ -16,59 +16,15 @@
 // (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report).
 /// @file
 /// @brief Stage 09: 16-byte loads and reads, the A tile transposed (chapter: 09_vectorized/README.md).
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
+#include "quads.cuh"
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage09 {
-
-/// Whether every row of A (k floats), B and C (n floats) starts on a 16-byte boundary, so that a
-/// float4 load or store of four consecutive columns starting at a multiple of 4 is legal: n and k
-/// multiples of 4, and the three matrices themselves 16-byte aligned.
-bool rows_are_16_byte_aligned(const float* a, const float* b, const float* c, std::int64_t n,
-                              std::int64_t k) {
-  const auto misaligned = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-  return n % 4 == 0 && k % 4 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
-}
-
-/// Reads columns col .. col + 3 of a row, from @p from (the address of column col), as a float4:
-/// zeros for the columns at or past @p row_length, and for a row outside the matrix
-/// (@p row_in_matrix false). kAligned: @p from is 16-byte aligned and row_length % 4 == 0, so the
-/// four columns are all in the row or all past it: one 16-byte load. Otherwise four guarded 4-byte
-/// loads.
-template <bool kAligned>
-__device__ __forceinline__ float4 load_quad(const float* from, bool row_in_matrix, std::int64_t col,
-                                            std::int64_t row_length) {
-  float4 quad = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (kAligned) {
-    if (row_in_matrix && col < row_length) quad = *reinterpret_cast<const float4*>(from);
-  } else if (row_in_matrix) {
-    if (col < row_length) quad.x = from[0];
-    if (col + 1 < row_length) quad.y = from[1];
-    if (col + 2 < row_length) quad.z = from[2];
-    if (col + 3 < row_length) quad.w = from[3];
-  }
-  return quad;
-}
-
-/// Writes @p quad to columns col .. col + 3 of a row, at @p to (the address of column col),
-/// dropping the columns at or past @p row_length. kAligned as for load_quad: one 16-byte store, or
-/// four guarded 4-byte stores.
-template <bool kAligned>
-__device__ __forceinline__ void store_quad(float* to, float4 quad, std::int64_t col,
-                                           std::int64_t row_length) {
-  if (kAligned) {
-    if (col < row_length) *reinterpret_cast<float4*>(to) = quad;
-  } else {
-    if (col < row_length) to[0] = quad.x;
-    if (col + 1 < row_length) to[1] = quad.y;
-    if (col + 2 < row_length) to[2] = quad.z;
-    if (col + 3 < row_length) to[3] = quad.w;
-  }
-}
 
 /// C = A·B where each thread computes a kThreadM × kThreadN tile of C as a sum of outer products,
 /// moving four floats per access wherever it can (A is m×k, B is k×n, C is m×n, all row-major).
@@ -91,7 +47,7 @@ __device__ __forceinline__ void store_quad(float* to, float4 quad, std::int64_t 
 /// @tparam kThreadM rows of C per thread.
 /// @tparam kThreadN columns of C per thread; a block is (kBlockM / kThreadM)·(kBlockN / kThreadN)
 ///         threads (1-D).
-/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
 ///         checked by the host before the launch): a quad is one 16-byte access, else four 4-byte ones.
 template <int kBlockM, int kBlockN, int kBlockK, int kThreadM, int kThreadN, bool kAligned>
 __global__ void __launch_bounds__((kBlockM / kThreadM) * (kBlockN / kThreadN))
@@ -153,7 +109,7 @@ __global__ void __launch_bounds__((kBlockM / kThreadM) * (kBlockN / kThreadN))
 #pragma unroll
     for (int p = 0; p < kAPasses; ++p) {
       // Four consecutive columns of a row of A, stored into four rows of the transposed tile.
-      const float4 quad = load_quad<kAligned>(a_next[p], a_row_in_a[p], k_tile + a_load_col, k);
+      const float4 quad = cs::load_quad<kAligned>(a_next[p], a_row_in_a[p], k_tile + a_load_col, k);
       const int a_row = a_load_row + p * kARowsPerPass;
       tile_a[a_load_col + 0][a_row] = quad.x;
       tile_a[a_load_col + 1][a_row] = quad.y;
@@ -166,7 +122,7 @@ __global__ void __launch_bounds__((kBlockM / kThreadM) * (kBlockN / kThreadN))
       // Four consecutive columns of a row of B, stored as they are: one 16-byte store.
       const int b_row = b_load_row + p * kBRowsPerPass;
       *reinterpret_cast<float4*>(&tile_b[b_row][b_load_col]) =
-          load_quad<kAligned>(b_next + p * b_pass_step, k_tile + b_row < k, b_col, n);
+          cs::load_quad<kAligned>(b_next + p * b_pass_step, k_tile + b_row < k, b_col, n);
     }
     // Barrier 1: both tiles are complete before anyone reads them.
     __syncthreads();
@@ -213,10 +169,21 @@ __global__ void __launch_bounds__((kBlockM / kThreadM) * (kBlockN / kThreadN))
     for (int cc = 0; cc < kThreadN; cc += 4) {
       const std::int64_t col = block_col + thread_col * kThreadN + cc;
       const float4 quad = make_float4(sums[r][cc], sums[r][cc + 1], sums[r][cc + 2], sums[r][cc + 3]);
-      if (col < n) store_quad<kAligned>(c + row * n + col, quad, col, n);
+      if (col < n) cs::store_quad<kAligned>(c + row * n + col, quad, col, n);
     }
   }
 }
+
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+const cs::KernelTable<void (*)(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"128x64x16/8x4", matmul_vectorized<128, 64, 16, 8, 4, true>,
+         matmul_vectorized<128, 64, 16, 8, 4, false>},
+        {"128x128x16/8x8", matmul_vectorized<128, 128, 16, 8, 8, true>,
+         matmul_vectorized<128, 128, 16, 8, 8, false>},
+        {"64x64x16/4x4", matmul_vectorized<64, 64, 16, 4, 4, true>,
+         matmul_vectorized<64, 64, 16, 4, 4, false>},
+};
 
 /// The stage's own option.
 struct StageOptions {
@@ -225,31 +192,14 @@ struct StageOptions {
 
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
-  cli.add_choice("params", &options.params, {"128x64x16/8x4", "128x128x16/8x8", "64x64x16/4x4"},
+  cli.add_choice("params", &options.params, kKernels.params(),
                  "block tile of C (rows x columns) x step along K / thread tile of C (rows x columns)");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/TMxTN".
-struct TileSizes {
-  int block_m = 0;  ///< BM: rows of C per block
-  int block_n = 0;  ///< BN: columns of C per block
-  int block_k = 0;  ///< BK: the step along K
-  int thread_m = 0; ///< TM: rows of C per thread
-  int thread_n = 0; ///< TN: columns of C per thread
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/%dx%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
-              &sizes.thread_m, &sizes.thread_n);
-  return sizes;
 }
 
 /// Plans the launch: ceil(n / BN) x ceil(m / BM) blocks of (BM / TM)·(BN / TN) threads.
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/TMxTN");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x, blocks_y);
@@ -297,20 +247,8 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
                            "4-byte loads or stores"};
   launch.index_width_from_host = false;
   launch.run = [=](const cs::MatmulArgs& p) {
-    // The 16-byte path only when every row of A, B and C starts on a 16-byte boundary.
-    const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    if (params == "128x64x16/8x4" && aligned)
-      matmul_vectorized<128, 64, 16, 8, 4, true><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x64x16/8x4" && !aligned)
-      matmul_vectorized<128, 64, 16, 8, 4, false><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x128x16/8x8" && aligned)
-      matmul_vectorized<128, 128, 16, 8, 8, true><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x128x16/8x8" && !aligned)
-      matmul_vectorized<128, 128, 16, 8, 8, false><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x16/4x4" && aligned)
-      matmul_vectorized<64, 64, 16, 4, 4, true><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x16/4x4" && !aligned)
-      matmul_vectorized<64, 64, 16, 4, 4, false><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
+    const auto kernel = kKernels.find(params, cs::rows_are_16_byte_aligned(p));
+    kernel<<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
     CUDA_CHECK_LAUNCH();
   };
   return launch;

@@ -17,59 +17,15 @@
 // (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report).
 /// @file
 /// @brief Stage 10: block, warp and thread tiles, conflict-free reads (chapter: 10_warp_tiling/README.md).
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
+#include "quads.cuh"
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage10 {
-
-/// Whether every row of A (k floats), B and C (n floats) starts on a 16-byte boundary, so that a
-/// float4 load or store of four consecutive columns starting at a multiple of 4 is legal: n and k
-/// multiples of 4, and the three matrices themselves 16-byte aligned.
-bool rows_are_16_byte_aligned(const float* a, const float* b, const float* c, std::int64_t n,
-                              std::int64_t k) {
-  const auto misaligned = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-  return n % 4 == 0 && k % 4 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
-}
-
-/// Reads columns col .. col + 3 of a row, from @p from (the address of column col), as a float4:
-/// zeros for the columns at or past @p row_length, and for a row outside the matrix
-/// (@p row_in_matrix false). kAligned: @p from is 16-byte aligned and row_length % 4 == 0, so the
-/// four columns are all in the row or all past it: one 16-byte load. Otherwise four guarded 4-byte
-/// loads.
-template <bool kAligned>
-__device__ __forceinline__ float4 load_quad(const float* from, bool row_in_matrix, std::int64_t col,
-                                            std::int64_t row_length) {
-  float4 quad = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (kAligned) {
-    if (row_in_matrix && col < row_length) quad = *reinterpret_cast<const float4*>(from);
-  } else if (row_in_matrix) {
-    if (col < row_length) quad.x = from[0];
-    if (col + 1 < row_length) quad.y = from[1];
-    if (col + 2 < row_length) quad.z = from[2];
-    if (col + 3 < row_length) quad.w = from[3];
-  }
-  return quad;
-}
-
-/// Writes @p quad to columns col .. col + 3 of a row, at @p to (the address of column col),
-/// dropping the columns at or past @p row_length. kAligned as for load_quad: one 16-byte store, or
-/// four guarded 4-byte stores.
-template <bool kAligned>
-__device__ __forceinline__ void store_quad(float* to, float4 quad, std::int64_t col,
-                                           std::int64_t row_length) {
-  if (kAligned) {
-    if (col < row_length) *reinterpret_cast<float4*>(to) = quad;
-  } else {
-    if (col < row_length) to[0] = quad.x;
-    if (col + 1 < row_length) to[1] = quad.y;
-    if (col + 2 < row_length) to[2] = quad.z;
-    if (col + 3 < row_length) to[3] = quad.w;
-  }
-}
 
 /// C = A·B with three levels of tiles, the block's, a warp's and a thread's, every access 16 bytes
 /// wide where it can be (A is m×k, B is k×n, C is m×n, all row-major).
@@ -97,7 +53,7 @@ __device__ __forceinline__ void store_quad(float* to, float4 quad, std::int64_t 
 /// @tparam kWarpN columns of C per warp; a block is (kBlockM / kWarpM)·(kBlockN / kWarpN) warps (1-D).
 /// @tparam kThreadM rows of C per thread: kThreadM / 4 pieces of 4 rows, kSubM rows apart.
 /// @tparam kThreadN columns of C per thread: kThreadN / 4 pieces of 4 columns, kSubN columns apart.
-/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
 ///         checked by the host before the launch): a quad is one 16-byte access, else four 4-byte ones.
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kThreadM, int kThreadN,
           bool kAligned>
@@ -178,25 +134,22 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32)
   // k_tile is an int: k is at most 65536, and the 64-bit offsets live in the walked pointers.
   for (int k_tile = 0; k_tile < k; k_tile += kBlockK) {
     // Each thread loads kAPasses quads of the A tile and kBPasses of the B tile: zeros past an edge.
-    // LAB 10.transpose_a: as 09.transpose_a: per pass, a quad of a row of A, stored down a column of tile_a
-    // LAB-STUB: static_cast<void>(tile_a);
 #pragma unroll
     for (int p = 0; p < kAPasses; ++p) {
       // Four consecutive columns of a row of A, stored into four rows of the transposed tile.
-      const float4 quad = load_quad<kAligned>(a_next[p], a_row_in_a[p], k_tile + a_load_col, k);
+      const float4 quad = cs::load_quad<kAligned>(a_next[p], a_row_in_a[p], k_tile + a_load_col, k);
       const int a_row = a_load_row + p * kARowsPerPass;
       tile_a[a_load_col + 0][a_row] = quad.x;
       tile_a[a_load_col + 1][a_row] = quad.y;
       tile_a[a_load_col + 2][a_row] = quad.z;
       tile_a[a_load_col + 3][a_row] = quad.w;
     }
-    // END LAB
 #pragma unroll
     for (int p = 0; p < kBPasses; ++p) {
       // Four consecutive columns of a row of B, stored as they are: one 16-byte store.
       const int b_row = b_load_row + p * kBRowsPerPass;
       *reinterpret_cast<float4*>(&tile_b[b_row][b_load_col]) =
-          load_quad<kAligned>(b_next + p * b_pass_step, k_tile + b_row < k, b_col, n);
+          cs::load_quad<kAligned>(b_next + p * b_pass_step, k_tile + b_row < k, b_col, n);
     }
     // Barrier 1: both tiles are complete before anyone reads them.
     __syncthreads();
@@ -244,10 +197,21 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32)
     for (int cc = 0; cc < kThreadN; cc += 4) {
       const std::int64_t col = block_col + thread_col + cc / 4 * kSubN;
       const float4 quad = make_float4(sums[r][cc], sums[r][cc + 1], sums[r][cc + 2], sums[r][cc + 3]);
-      if (col < n) store_quad<kAligned>(c + row * n + col, quad, col, n);
+      if (col < n) cs::store_quad<kAligned>(c + row * n + col, quad, col, n);
     }
   }
 }
+
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+const cs::KernelTable<void (*)(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"128x128x16/32x64/8x8", matmul_warp_tiling<128, 128, 16, 32, 64, 8, 8, true>,
+         matmul_warp_tiling<128, 128, 16, 32, 64, 8, 8, false>},
+        {"128x128x16/64x32/8x8", matmul_warp_tiling<128, 128, 16, 64, 32, 8, 8, true>,
+         matmul_warp_tiling<128, 128, 16, 64, 32, 8, 8, false>},
+        {"64x64x16/32x32/4x8", matmul_warp_tiling<64, 64, 16, 32, 32, 4, 8, true>,
+         matmul_warp_tiling<64, 64, 16, 32, 32, 4, 8, false>},
+};
 
 /// The stage's own option.
 struct StageOptions {
@@ -257,33 +221,14 @@ struct StageOptions {
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_choice(
-      "params", &options.params, {"128x128x16/32x64/8x8", "128x128x16/64x32/8x8", "64x64x16/32x32/4x8"},
+      "params", &options.params, kKernels.params(),
       "block tile of C (rows x columns) x step along K / warp tile / thread tile of C (rows x columns)");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/WMxWN/TMxTN".
-struct TileSizes {
-  int block_m = 0;  ///< BM: rows of C per block
-  int block_n = 0;  ///< BN: columns of C per block
-  int block_k = 0;  ///< BK: the step along K
-  int warp_m = 0;   ///< WM: rows of C per warp
-  int warp_n = 0;   ///< WN: columns of C per warp
-  int thread_m = 0; ///< TM: rows of C per thread
-  int thread_n = 0; ///< TN: columns of C per thread
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/%dx%d/%dx%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
-              &sizes.warp_m, &sizes.warp_n, &sizes.thread_m, &sizes.thread_n);
-  return sizes;
 }
 
 /// Plans the launch: ceil(n / BN) x ceil(m / BM) blocks of (BM / WM)·(BN / WN) warps.
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/WMxWN/TMxTN");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x, blocks_y);
@@ -340,20 +285,8 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
                            "4-byte loads or stores"};
   launch.index_width_from_host = false;
   launch.run = [=](const cs::MatmulArgs& p) {
-    // The 16-byte path only when every row of A, B and C starts on a 16-byte boundary.
-    const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    if (params == "128x128x16/32x64/8x8" && aligned)
-      matmul_warp_tiling<128, 128, 16, 32, 64, 8, 8, true><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x128x16/32x64/8x8" && !aligned)
-      matmul_warp_tiling<128, 128, 16, 32, 64, 8, 8, false><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x128x16/64x32/8x8" && aligned)
-      matmul_warp_tiling<128, 128, 16, 64, 32, 8, 8, true><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "128x128x16/64x32/8x8" && !aligned)
-      matmul_warp_tiling<128, 128, 16, 64, 32, 8, 8, false><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x16/32x32/4x8" && aligned)
-      matmul_warp_tiling<64, 64, 16, 32, 32, 4, 8, true><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    if (params == "64x64x16/32x32/4x8" && !aligned)
-      matmul_warp_tiling<64, 64, 16, 32, 32, 4, 8, false><<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
+    const auto kernel = kKernels.find(params, cs::rows_are_16_byte_aligned(p));
+    kernel<<<grid, block>>>(p.a, p.b, p.c, p.m, p.n, p.k);
     CUDA_CHECK_LAUNCH();
   };
   return launch;

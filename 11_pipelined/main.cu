@@ -17,72 +17,18 @@
 /// @file
 /// @brief Stage 11: warp tiles fed by a cp.async pipeline through a ring of shared-memory buffers
 /// (chapter: 11_pipelined/README.md).
+#include "cp_async.cuh"
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
+#include "quads.cuh"
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage11 {
 
-/// Whether every row of A (k floats), B and C (n floats) starts on a 16-byte boundary, so that a
-/// float4 load or store of four consecutive columns starting at a multiple of 4 is legal: n and k
-/// multiples of 4, and the three matrices themselves 16-byte aligned.
-bool rows_are_16_byte_aligned(const float* a, const float* b, const float* c, std::int64_t n,
-                              std::int64_t k) {
-  const auto misaligned = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-  return n % 4 == 0 && k % 4 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
-}
-
-/// Starts copying kBytes (4, or 16 between 16-byte aligned addresses) from @p from in global memory
-/// to @p to in shared memory, and returns without waiting: cp.async, which does not pass through
-/// registers. When @p in_matrix is false nothing is read and the kBytes at @p to are zero-filled;
-/// the copy is then handed @p fallback, any valid address of the same matrix.
-template <int kBytes>
-__device__ __forceinline__ void copy_async(float* to, const float* from, bool in_matrix,
-                                           const float* fallback) {
-  const unsigned shared_to = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  const int read_bytes = in_matrix ? kBytes : 0;
-  from = in_matrix ? from : fallback;
-  if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_to), "l"(from),
-                 "r"(read_bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_to), "l"(from), "r"(read_bytes)
-                 : "memory");
-}
-
-/// Closes the group of copies this thread has started since its last commit.
-__device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/// Waits until at most kPending of this thread's committed groups of copies are still in flight.
-template <int kPending>
-__device__ __forceinline__ void wait_for_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-/// Writes @p quad to columns col .. col + 3 of a row, at @p to (the address of column col),
-/// dropping the columns at or past @p row_length. kAligned: @p to is 16-byte aligned and
-/// row_length % 4 == 0, so the four columns are all in the row or all past it: one 16-byte store.
-/// Otherwise four guarded 4-byte stores.
-template <bool kAligned>
-__device__ __forceinline__ void store_quad(float* to, float4 quad, std::int64_t col,
-                                           std::int64_t row_length) {
-  if (kAligned) {
-    if (col < row_length) *reinterpret_cast<float4*>(to) = quad;
-  } else {
-    if (col < row_length) to[0] = quad.x;
-    if (col + 1 < row_length) to[1] = quad.y;
-    if (col + 2 < row_length) to[2] = quad.z;
-    if (col + 3 < row_length) to[3] = quad.w;
-  }
-}
-
-/// Block rows per group in the order blocks take their tiles of C (see matmul_pipelined).
+/// Block rows per group in the order blocks take their tiles of C.
 constexpr int kGroupRows = 8;
 
 /// Blocks of matmul_pipelined that must fit on an SM at once (__launch_bounds__), for a thread tile
@@ -93,24 +39,11 @@ constexpr int min_blocks_per_sm(int thread_m, int thread_n) {
   return thread_m * thread_n <= 64 ? 2 : 1;
 }
 
-/// C = A·B with stage 10's three levels of tiles, fed by a software pipeline: the next k-tiles are
-/// copied into shared memory while the current one is multiplied (A is m×k, B is k×n, C is m×n, all
-/// row-major).
-///
-/// The grid is 1-D: block b owns the kBlockM × kBlockN tile of C that the launch order gives it.
-/// The order walks groups of kGroupRows rows of tiles, and inside a group goes down a column of
-/// tiles before moving right, so that the blocks running at the same time read the same rows of A
-/// and columns of B, from L2. Shared memory (dynamic, kStages·kBlockK·(kBlockM + 4 + kBlockN)
-/// floats) is a ring of kStages buffers, each a transposed A tile, tile_a[i][row], its rows padded
-/// by 4 floats, and a B tile. Every thread copies its quads (four consecutive columns of a row) of
-/// each k-tile with cp.async, zeros past an edge: tiles 0 .. kStages - 2 before the loop; at step t
-/// it waits for its copies of tile t, passes the one barrier of the step (everyone's copies of tile
-/// t have landed, and everyone has finished step t - 1), starts copying tile t + kStages - 1 into
-/// the buffer step t - 1 read, and multiplies tile t. Warp w owns a kWarpM × kWarpN tile of the
-/// block's tile; its lanes form a kLaneRows × kLaneCols grid of 4 × 4 pieces of C, which the warp
-/// repeats over its tile, and read consecutive quads of each tile (no bank conflicts), as in
-/// stage 10. Every thread reaches every barrier; only the stores to C are guarded. Sizes and
-/// offsets are 64-bit whatever the problem (m·k, k·n and m·n can pass 2^31).
+/// C = A·B (A m×k, B k×n, C m×n, FP32, row-major) with stage 10's block, warp and thread tiles, the
+/// k-tiles copied by cp.async into a ring of kStages buffers, kStages - 1 ahead of the one being
+/// multiplied (chapter 11). The grid is 1-D, the tiles of C taken in groups of kGroupRows rows;
+/// every thread reaches every barrier, and only the stores to C are guarded; sizes and offsets are
+/// 64-bit whatever the problem.
 ///
 /// @tparam kBlockM rows of C per block.
 /// @tparam kBlockN columns of C per block.
@@ -120,8 +53,8 @@ constexpr int min_blocks_per_sm(int thread_m, int thread_n) {
 /// @tparam kThreadM rows of C per thread: kThreadM / 4 pieces of 4 rows, kSubM rows apart.
 /// @tparam kThreadN columns of C per thread: kThreadN / 4 pieces of 4 columns, kSubN columns apart.
 /// @tparam kStages buffers in the ring: the k-tile being multiplied and kStages - 1 on their way.
-/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
-///         checked by the host before the launch): a quad of B is one 16-byte copy, a quad of C one
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
+///         checked by the host before the launch): 16 bytes of B are one cp.async, a quad of C one
 ///         16-byte store; otherwise four 4-byte ones. A is always copied 4 bytes at a time, transposed.
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kThreadM, int kThreadN,
           int kStages, bool kAligned>
@@ -142,8 +75,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
                 "the 32 lanes' tiles must tile the warp's");
   static_assert(kBlockK % 4 == 0 && kThreadM % 4 == 0 && kThreadN % 4 == 0, "tiles load and read in quads");
   static_assert(kStages >= 2, "a pipeline needs at least two buffers");
-  // Loading in quads: the A tile in passes of kThreads / (kBlockK / 4) rows, the B tile in passes of
-  // kThreads / (kBlockN / 4).
+  // Loading 16 bytes at a time: the A tile in passes of kARowsPerPass rows, the B tile of kBRowsPerPass.
   constexpr int kAQuadsPerRow = kBlockK / 4;
   constexpr int kARowsPerPass = kThreads / kAQuadsPerRow;
   constexpr int kAPasses = kBlockM / kARowsPerPass;
@@ -178,9 +110,6 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
 
   // Computing: block -> warp -> lane. This warp's tile of the block's tile, and this lane's place in
   // the warp's sub-tile (rows first: in this kernel that order compiles to two registers fewer).
-  // LAB 11.warp_layout: as 10.warp_layout, the warp's place in the block's tile, the lane's in its tile
-  // LAB-STUB: const int thread_row = 0;
-  // LAB-STUB: const int thread_col = 0;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int warp_row = warp / kWarpsN;
@@ -190,8 +119,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
   // The first row and column of this thread's first 4 x 4 piece, in the block's tile of C.
   const int thread_row = warp_row * kWarpM + lane_row * 4;
   const int thread_col = warp_col * kWarpN + lane_col * 4;
-  // END LAB
-  // Loading: one quad of the A tile and one of the B tile per pass, each in its own layout.
+  // Loading: 16 bytes of the A tile and 16 of the B tile per pass, each in its own layout.
   const int a_load_row = threadIdx.x / kAQuadsPerRow;
   const int a_load_col = threadIdx.x % kAQuadsPerRow * 4;
   const int b_load_row = threadIdx.x / kBQuadsPerRow;
@@ -218,7 +146,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
   const int k_tiles = static_cast<int>((k + kBlockK - 1) / kBlockK);
 
   // Starts copying the k-tile at k_tile into buffer `stage`, and walks the pointers on to the next.
-  // Each thread copies kAPasses quads of the A tile and kBPasses of the B tile: zeros past an edge.
+  // Each thread copies kAPasses times 16 bytes of the A tile and kBPasses of the B tile: zeros past an edge.
   const auto copy_tile_async = [&](std::int64_t k_tile, int stage) {
     float* const tile_a = shared + stage * kStageFloats;
     float* const tile_b = tile_a + kTileAFloats;
@@ -236,28 +164,21 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
         const float* const from = in_a ? a_next[p] : a;
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          copy_async<4>(&tile_a[(a_load_col + e) * kTileAStride + a_row], from + e, in_a, from + e);
+          cs::copy_async<4>(&tile_a[(a_load_col + e) * kTileAStride + a_row], from + e, in_a, from + e);
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          copy_async<4>(&tile_a[(a_load_col + e) * kTileAStride + a_row], a_next[p] + e,
-                        a_row_in_a[p] && a_col + e < k, a);
+          cs::copy_async<4>(&tile_a[(a_load_col + e) * kTileAStride + a_row], a_next[p] + e,
+                            a_row_in_a[p] && a_col + e < k, a);
       }
       a_next[p] += kBlockK;
     }
 #pragma unroll
     for (int p = 0; p < kBPasses; ++p) {
-      // Four consecutive columns of a row of B, copied as they are: one 16-byte copy when aligned.
+      // 16 bytes of a row of B, copied as they are (one cp.async when aligned).
       const int b_row = b_load_row + p * kBRowsPerPass;
       float* const to = &tile_b[b_row * kBlockN + b_load_col];
-      const float* const from = b_next + p * b_pass_step;
-      const bool b_row_in_b = k_tile + b_row < k;
-      if constexpr (kAligned) {
-        copy_async<16>(to, from, b_row_in_b && b_col_in_b, b);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) copy_async<4>(to + e, from + e, b_row_in_b && b_col + e < n, b);
-      }
+      cs::copy_chunk_async<kAligned>(to, b_next + p * b_pass_step, k_tile + b_row < k, b_col, n, b);
     }
     b_next += b_step;
     // END LAB
@@ -306,20 +227,20 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_tiles) copy_tile_async(static_cast<std::int64_t>(s) * kBlockK, s);
-    commit_copies();
+    cs::commit_copies();
   }
   int read_stage = 0;            // the buffer tile t is in
   int write_stage = kStages - 1; // the buffer tile t + kStages - 1 goes to: the one step t - 1 read
   for (int t = 0; t < k_tiles; ++t) {
     // This thread's copies of tile t have landed (the kStages - 2 younger groups may still fly).
-    wait_for_copies<kStages - 2>();
+    cs::wait_for_copies<kStages - 2>();
     // The one barrier: everyone's copies of tile t are in, and everyone has finished step t - 1,
     // whose buffer the copy below overwrites.
     __syncthreads();
     // Tile t + kStages - 1 on its way while tile t multiplies.
     if (t + kStages - 1 < k_tiles)
       copy_tile_async(static_cast<std::int64_t>(t + kStages - 1) * kBlockK, write_stage);
-    commit_copies();
+    cs::commit_copies();
     multiply_stage(read_stage);
     read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
     write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
@@ -334,10 +255,21 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
     for (int cc = 0; cc < kThreadN; cc += 4) {
       const std::int64_t col = block_col + thread_col + cc / 4 * kSubN;
       const float4 quad = make_float4(sums[r][cc], sums[r][cc + 1], sums[r][cc + 2], sums[r][cc + 3]);
-      if (col < n) store_quad<kAligned>(c + row * n + col, quad, col, n);
+      if (col < n) cs::store_quad<kAligned>(c + row * n + col, quad, col, n);
     }
   }
 }
+
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+const cs::KernelTable<void (*)(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"128x256x32/64x64/16x8/s2", matmul_pipelined<128, 256, 32, 64, 64, 16, 8, 2, true>,
+         matmul_pipelined<128, 256, 32, 64, 64, 16, 8, 2, false>},
+        {"128x256x16/64x64/16x8/s3", matmul_pipelined<128, 256, 16, 64, 64, 16, 8, 3, true>,
+         matmul_pipelined<128, 256, 16, 64, 64, 16, 8, 3, false>},
+        {"128x128x16/64x32/8x8/s3", matmul_pipelined<128, 128, 16, 64, 32, 8, 8, 3, true>,
+         matmul_pipelined<128, 128, 16, 64, 32, 8, 8, 3, false>},
+};
 
 /// The stage's own option.
 struct StageOptions {
@@ -346,56 +278,24 @@ struct StageOptions {
 
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
-  cli.add_choice("params", &options.params,
-                 {"128x256x32/64x64/16x8/s2", "128x256x16/64x64/16x8/s3", "128x128x16/64x32/8x8/s3"},
+  cli.add_choice("params", &options.params, kKernels.params(),
                  "block tile of C (rows x columns) x step along K / warp tile / thread tile of C (rows x "
                  "columns) / shared-memory buffers in the ring");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/WMxWN/TMxTN/sS".
-struct TileSizes {
-  int block_m = 0;  ///< BM: rows of C per block
-  int block_n = 0;  ///< BN: columns of C per block
-  int block_k = 0;  ///< BK: the step along K
-  int warp_m = 0;   ///< WM: rows of C per warp
-  int warp_n = 0;   ///< WN: columns of C per warp
-  int thread_m = 0; ///< TM: rows of C per thread
-  int thread_n = 0; ///< TN: columns of C per thread
-  int stages = 0;   ///< S: shared-memory buffers in the ring
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/%dx%d/%dx%d/s%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
-              &sizes.warp_m, &sizes.warp_n, &sizes.thread_m, &sizes.thread_n, &sizes.stages);
-  return sizes;
 }
 
 /// Plans the launch: a 1-D grid of ceil(m / BM)·ceil(n / BN) blocks of (BM / WM)·(BN / WN) warps.
 cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/WMxWN/TMxTN/sS");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x * blocks_y);
   const int warp_cols = tile.block_n / tile.warp_n; // warps across the block's tile of C
   const int threads = (tile.block_m / tile.warp_m) * warp_cols * 32;
   const dim3 block(static_cast<unsigned>(threads));
-  const int lane_cols = tile.warp_n / tile.thread_n; // lanes across a warp's sub-tile
-  const int lane_rows = tile.warp_m / tile.thread_m;
-  const std::int64_t k_steps = (shape.k + tile.block_k - 1) / tile.block_k;
-  // Each block loads its BM rows of A and BN columns of B once, BK at a time, for BM x BN elements of C.
-  const std::int64_t loads_per_element =
-      (k_steps * tile.block_k * (tile.block_m + tile.block_n) + tile.block_m * tile.block_n / 2) /
-      (tile.block_m * tile.block_n);
-  const int reads = tile.thread_m + tile.thread_n;
-  const int products = tile.thread_m * tile.thread_n;
   // The ring: S buffers of a transposed, padded A tile and a B tile.
   const std::size_t buffer_bytes = sizeof(float) * tile.block_k * (tile.block_m + 4 + tile.block_n);
   const std::size_t shared_bytes = tile.stages * buffer_bytes;
-  // cudaMalloc aligns A, B and C themselves, so n and k decide whether every row is 16-byte aligned.
-  const bool quads_are_16_bytes = shape.n % 4 == 0 && shape.k % 4 == 0;
   cs::MatmulLaunch launch;
   launch.name = "pipelined_" + params;
   launch.what = "stage 10's tiles, " + std::to_string(tile.stages) +
@@ -404,65 +304,26 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
   launch.block = block;
   launch.shared_bytes = shared_bytes;
   launch.notes = {
-      "block b owns a " + std::to_string(tile.block_m) + "-row x " + std::to_string(tile.block_n) +
-          "-column tile of C, taken in groups of " + std::to_string(kGroupRows) +
-          " rows of tiles, down each column of a group before the next; warp w owns " +
-          std::to_string(tile.warp_m) + " x " + std::to_string(tile.warp_n) + " elements of it, from row " +
-          std::to_string(tile.warp_m) + " x (w / " + std::to_string(warp_cols) + "), column " +
-          std::to_string(tile.warp_n) + " x (w % " + std::to_string(warp_cols) + ")",
-      "a warp's 32 lanes, " + std::to_string(lane_rows) + " down x " + std::to_string(lane_cols) +
-          " across, own 4 x 4 pieces; lane l's start at row 4 x (l / " + std::to_string(lane_cols) +
-          "), column 4 x (l % " + std::to_string(lane_cols) + ") of the warp's tile and repeat " +
-          std::to_string(4 * lane_rows) + " rows and " + std::to_string(4 * lane_cols) + " columns apart: " +
-          std::to_string(tile.thread_m) + " x " + std::to_string(tile.thread_n) + " elements per thread",
-      "shared-memory reads per value along K: " + std::to_string(tile.thread_m / 4) + " + " +
-          std::to_string(tile.thread_n / 4) + " float4s, " + std::to_string(tile.thread_m) + " of A + " +
-          std::to_string(tile.thread_n) + " of B, for " + std::to_string(products) +
-          " multiply-adds; a warp reads " + std::to_string(4 * lane_rows) + " consecutive floats of A and " +
-          std::to_string(4 * lane_cols) + " of B at a time: no bank conflicts",
-      "registers per thread: " + std::to_string(products) + " sums + " + std::to_string(reads) +
-          " fragment values" +
-          (min_blocks_per_sm(tile.thread_m, tile.thread_n) == 2 ? ", two blocks per SM"
-                                                                : ", one block per SM") +
-          "; each thread copies " + std::to_string(tile.block_m * tile.block_k / threads / 4) +
-          " quads of the A tile and " + std::to_string(tile.block_k * tile.block_n / threads / 4) +
-          " of the B tile per step, 4 floats each",
+      "block b owns a " + std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) +
+          " tile of C, the tiles taken in groups of " + std::to_string(kGroupRows) +
+          " rows, down each column of a group before the next; a warp owns " + std::to_string(tile.warp_m) +
+          " x " + std::to_string(tile.warp_n) + " of it, a thread " + std::to_string(tile.thread_m) + " x " +
+          std::to_string(tile.thread_n) +
+          (min_blocks_per_sm(tile.thread_m, tile.thread_n) == 2 ? " (two blocks per SM)"
+                                                                : " (one block per SM)"),
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
           std::to_string(buffer_bytes) +
-          " bytes (an A tile and a B tile); step t waits for tile t, passes one barrier (stage 10: two), " +
-          "starts copying tile t + " + std::to_string(tile.stages - 1) + " and multiplies tile t",
-      "global loads per element of C: about K/" + std::to_string(tile.block_m) + " + K/" +
-          std::to_string(tile.block_n) + " = " + std::to_string(loads_per_element) + ", in steps of " +
-          std::to_string(tile.block_k) +
-          " along K (stage 04, tile 32: 2K/32 = " + std::to_string(2 * ((shape.k + 31) / 32)) + ")",
-      quads_are_16_bytes
-          ? "n and k are multiples of 4, so every row starts on a 16-byte boundary: a quad of B "
-            "is one 16-byte copy (of A, four 4-byte ones, transposed), of C one 16-byte store"
-          : "n or k is not a multiple of 4, so rows start anywhere: a quad is four 4-byte "
-            "copies or guarded stores"};
+          " bytes (an A tile and a B tile); step t waits for tile t, passes one barrier, starts copying tile "
+          "t + " +
+          std::to_string(tile.stages - 1) + " and multiplies tile t",
+      shape.n % 4 == 0 && shape.k % 4 == 0
+          ? "n and k are multiples of 4: a quad of B is one 16-byte copy (of A, four 4-byte ones, "
+            "transposed), of C one 16-byte store"
+          : "n or k is not a multiple of 4: a quad is four 4-byte copies or guarded stores"};
   launch.index_width_from_host = false;
   launch.run = [=](const cs::MatmulArgs& p) {
-    // More than 48 KB of dynamic shared memory per block needs the kernel's opt-in, before its launch.
-    const auto launch_with_shared_memory = [&](auto kernel) {
-      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared_bytes)));
-      kernel<<<grid, block, shared_bytes>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    };
-    // The 16-byte path only when every row of A, B and C starts on a 16-byte boundary.
-    const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    if (params == "128x256x32/64x64/16x8/s2" && aligned)
-      launch_with_shared_memory(matmul_pipelined<128, 256, 32, 64, 64, 16, 8, 2, true>);
-    if (params == "128x256x32/64x64/16x8/s2" && !aligned)
-      launch_with_shared_memory(matmul_pipelined<128, 256, 32, 64, 64, 16, 8, 2, false>);
-    if (params == "128x256x16/64x64/16x8/s3" && aligned)
-      launch_with_shared_memory(matmul_pipelined<128, 256, 16, 64, 64, 16, 8, 3, true>);
-    if (params == "128x256x16/64x64/16x8/s3" && !aligned)
-      launch_with_shared_memory(matmul_pipelined<128, 256, 16, 64, 64, 16, 8, 3, false>);
-    if (params == "128x128x16/64x32/8x8/s3" && aligned)
-      launch_with_shared_memory(matmul_pipelined<128, 128, 16, 64, 32, 8, 8, 3, true>);
-    if (params == "128x128x16/64x32/8x8/s3" && !aligned)
-      launch_with_shared_memory(matmul_pipelined<128, 128, 16, 64, 32, 8, 8, 3, false>);
-    CUDA_CHECK_LAUNCH();
+    cs::launch_with_shared_memory(kKernels.find(params, cs::rows_are_16_byte_aligned(p)), grid, block,
+                                  shared_bytes, p.a, p.b, p.c, p.m, p.n, p.k);
   };
   return launch;
 }

@@ -17,128 +17,43 @@
 /// @file
 /// @brief Stage 12: warp tiles multiplied by mma.sync on the tensor cores, bf16 in, FP32 sums, fed
 /// by stage 11's cp.async ring (chapter: 12_tensor_cores/README.md).
+#include "cp_async.cuh"
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
+#include "mma_sync.cuh"
+#include "store_pair.cuh"
 
 #include <cuda_bf16.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage12 {
 
-using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
-
-/// Whether every row of A (k bf16), B (n bf16) and C (n floats) starts on a 16-byte boundary, so
-/// that 8 consecutive bf16 starting at a multiple of 8 are one 16-byte copy: n and k multiples of 8,
-/// and the three matrices themselves 16-byte aligned.
-bool rows_are_16_byte_aligned(const bf16* a, const bf16* b, const float* c, std::int64_t n, std::int64_t k) {
-  const auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-  return n % 8 == 0 && k % 8 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
-}
-
-/// Starts copying 16 bytes (8 bf16) from @p from in global memory to @p to in shared memory, both
-/// 16-byte aligned, and returns without waiting: cp.async, which does not pass through registers.
-/// When @p in_matrix is false nothing is read and the 16 bytes at @p to are zero-filled; the copy
-/// is then handed @p fallback, any valid address of the same matrix.
-__device__ __forceinline__ void copy_async_16(bf16* to, const bf16* from, bool in_matrix,
-                                              const bf16* fallback) {
-  const unsigned shared_to = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  const int read_bytes = in_matrix ? 16 : 0;
-  from = in_matrix ? from : fallback;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_to), "l"(from), "r"(read_bytes)
-               : "memory");
-}
-
-/// Closes the group of copies this thread has started since its last commit.
-__device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/// Waits until at most kPending of this thread's committed groups of copies are still in flight.
-template <int kPending>
-__device__ __forceinline__ void wait_for_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-/// Two bf16 in one 32-bit register, @p low in bits 0-15 and @p high in bits 16-31: how a fragment
-/// holds the two elements of a pair (the lower index in the lower half).
-__device__ __forceinline__ unsigned pack_pair(bf16 low, bf16 high) {
-  const unsigned low_bits = __bfloat16_as_ushort(low);
-  const unsigned high_bits = __bfloat16_as_ushort(high);
-  return low_bits | high_bits << 16;
-}
-
-/// The pair of bf16 at @p pair (4-byte aligned) as one register, in one 32-bit shared-memory read.
-__device__ __forceinline__ unsigned load_pair(const bf16* pair) {
-  return *reinterpret_cast<const unsigned*>(pair);
-}
-
-/// sums += A·B for one 16 x 8 piece of C, by the whole warp: mma.sync.aligned.m16n8k16 with bf16 A
-/// (16 x 16, row-major) and B (16 x 8, column-major: pairs run down K), FP32 sums. With g = lane / 4
-/// and q = lane % 4, this lane holds
-///   @p a:    a[0] = A[g][2q, 2q+1],   a[1] = A[g+8][2q, 2q+1],
-///            a[2] = A[g][2q+8, 2q+9], a[3] = A[g+8][2q+8, 2q+9]
-///   @p b:    b[0] = B[2q, 2q+1][g], b[1] = B[2q+8, 2q+9][g]
-///   @p sums: sums[0, 1] = C[g][2q, 2q+1], sums[2, 3] = C[g+8][2q, 2q+1]
-/// Every lane must reach it with its own fragments (.sync, .aligned): a warp-wide instruction.
-__device__ __forceinline__ void mma_16x8x16(float (&sums)[4], const unsigned (&a)[4],
-                                            const unsigned (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(sums[0]), "+f"(sums[1]), "+f"(sums[2]), "+f"(sums[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-/// Writes @p low and @p high to columns col and col + 1 of a row, at @p to (the address of column
-/// col), dropping the columns at or past @p row_length. kAligned: row_length is even (a multiple of
-/// 8), so col + 1 is inside whenever col is, and @p to is 8-byte aligned: one 8-byte store.
-/// Otherwise two guarded 4-byte stores.
-template <bool kAligned>
-__device__ __forceinline__ void store_pair(float* to, float low, float high, std::int64_t col,
-                                           std::int64_t row_length) {
-  if (kAligned) {
-    if (col < row_length) *reinterpret_cast<float2*>(to) = make_float2(low, high);
-  } else {
-    if (col < row_length) to[0] = low;
-    if (col + 1 < row_length) to[1] = high;
-  }
-}
-
-/// Block rows per group in the order blocks take their tiles of C (see matmul_tensor_cores).
+/// Block rows per group in the order blocks take their tiles of C.
 constexpr int kGroupRows = 8;
+
+using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
 
 /// Rows of padding, in bf16, at the end of each row of a shared-memory tile: 16 bytes, so that the
 /// rows of a tile start in different banks and a warp's fragment reads do not collide (chapter 12).
 constexpr int kPad = 8;
 
-/// C = A·B with stage 11's block and warp tiles and cp.async ring, the warp's products done by the
-/// tensor cores (A is m×k, B is k×n, both bf16; C is m×n, FP32; all row-major).
-///
-/// The grid is 1-D: block b owns the kBlockM × kBlockN tile of C that the launch order gives it
-/// (groups of kGroupRows rows of tiles, down a column of a group before the next, as in stage 11).
-/// Shared memory (dynamic) is a ring of kStages buffers, each an A tile, kBlockM rows of kBlockK
-/// bf16, and a B tile, kBlockK rows of kBlockN bf16, both as in global memory, every row padded by
-/// kPad bf16. Every thread copies its chunks (8 consecutive bf16 of a row) of each k-tile, zeros past
-/// an edge: with cp.async when every row is 16-byte aligned, else element by element; the ring's
-/// steps are stage 11's. Warp w owns a kWarpM × kWarpN tile of the block's tile, kWarpM / 16 ×
-/// kWarpN / 8 pieces of 16 × 8, each summed by mma_16x8x16 in four FP32 registers per lane. For each
-/// 16 along K a lane reads its fragment of A for each row of pieces (four 32-bit reads: pairs lie
-/// along a row) and of B for each column of pieces (four 16-bit reads: a pair lies down a column),
-/// and the warp issues one mma per piece. Every thread reaches every barrier; only the stores to C
-/// are guarded. Sizes and offsets are 64-bit whatever the problem.
+/// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) with stage 11's block and warp tiles and
+/// ring, the warp's products done by mma.sync in pieces of 16 × 8 × 16 (chapter 12). The grid is 1-D,
+/// the tiles of C taken in groups of kGroupRows rows; every thread reaches every barrier, and only
+/// the stores to C are guarded; sizes and offsets are 64-bit whatever the problem.
 ///
 /// @tparam kBlockM rows of C per block.
 /// @tparam kBlockN columns of C per block.
-/// @tparam kBlockK the step along K: columns of the A tile, rows of the B tile (a multiple of 16).
-/// @tparam kWarpM rows of C per warp (a multiple of 16).
-/// @tparam kWarpN columns of C per warp (a multiple of 8); a block is (kBlockM / kWarpM)·(kBlockN / kWarpN)
-/// warps.
+/// @tparam kBlockK the step along K: columns of the A tile, rows of the B tile.
+/// @tparam kWarpM rows of C per warp.
+/// @tparam kWarpN columns of C per warp; a block is (kBlockM / kWarpM)·(kBlockN / kWarpN) warps (1-D).
 /// @tparam kStages buffers in the ring: the k-tile being multiplied and kStages - 1 on their way.
-/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
-///         checked by the host before the launch): a chunk is one 16-byte cp.async and a pair of C one
-///         8-byte store; otherwise a chunk is eight 2-byte loads and stores, and a pair two 4-byte stores.
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
+///         checked by the host before the launch): 16 bytes of A or B are one cp.async, a pair of C
+///         one 8-byte store; otherwise eight 2-byte loads and stores, and two 4-byte stores.
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kStages, bool kAligned>
 __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 1)
     matmul_tensor_cores(const bf16* a, const bf16* b, float* c, std::int64_t m, std::int64_t n,
@@ -149,11 +64,9 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
   constexpr int kPiecesM = kWarpM / 16;
   constexpr int kPiecesN = kWarpN / 8;
   static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0, "a warp's tile must tile the block's");
-  static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0, "a warp's tile is made of 16 x 8 pieces");
-  static_assert(kBlockK % 16 == 0, "the step along K is made of mma steps of 16");
+  static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0 && kBlockK % 16 == 0, "whole pieces of 16 x 8 x 16");
   static_assert(kStages >= 2, "a pipeline needs at least two buffers");
-  // Loading in chunks of 8 bf16 (16 bytes): the A tile in passes of kThreads / (kBlockK / 8) rows,
-  // the B tile in passes of kThreads / (kBlockN / 8).
+  // Loading 16 bytes at a time: the A tile in passes of kARowsPerPass rows, the B tile of kBRowsPerPass.
   constexpr int kAChunksPerRow = kBlockK / 8;
   constexpr int kARowsPerPass = kThreads / kAChunksPerRow;
   constexpr int kAPasses = kBlockM / kARowsPerPass;
@@ -166,8 +79,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
                 "the B tile loads in whole passes");
   // The ring of kStages buffers, in dynamic shared memory, 16-byte aligned. Buffer s: the A tile,
   // kBlockM rows of kTileAStride bf16 (tile_a[row·kTileAStride + i] = A[row][k_tile + i]), then the
-  // B tile, kBlockK rows of kTileBStride (tile_b[i·kTileBStride + col] = B[k_tile + i][col]), each
-  // row padded by kPad bf16.
+  // B tile, kBlockK rows of kTileBStride (tile_b[i·kTileBStride + col] = B[k_tile + i][col]).
   constexpr int kTileAStride = kBlockK + kPad;
   constexpr int kTileBStride = kBlockN + kPad;
   constexpr int kTileAElements = kBlockM * kTileAStride;
@@ -195,7 +107,7 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
   const int warp_col = warp % kWarpsN;
   const int g = lane / 4;
   const int q = lane % 4;
-  // Loading: one chunk of the A tile and one of the B tile per pass, each in its own layout.
+  // Loading: 16 bytes of the A tile and 16 of the B tile per pass, each in its own layout.
   const int a_load_row = threadIdx.x / kAChunksPerRow;
   const int a_load_col = threadIdx.x % kAChunksPerRow * 8;
   const int b_load_row = threadIdx.x / kBChunksPerRow;
@@ -222,40 +134,24 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
   const int k_tiles = static_cast<int>((k + kBlockK - 1) / kBlockK);
 
   // Starts copying the k-tile at k_tile into buffer `stage`, and walks the pointers on to the next.
-  // Each thread copies kAPasses chunks of the A tile and kBPasses of the B tile: zeros past an edge.
+  // Each thread copies kAPasses times 16 bytes of the A tile and kBPasses of the B tile: zeros past an edge.
   const auto copy_tile_async = [&](std::int64_t k_tile, int stage) {
     bf16* const tile_a = shared + stage * kStageElements;
     bf16* const tile_b = tile_a + kTileAElements;
 #pragma unroll
     for (int p = 0; p < kAPasses; ++p) {
-      // Eight consecutive columns of a row of A, copied as they are.
+      // 16 bytes of a row of A, copied as they are (one cp.async when aligned).
       const int a_row = a_load_row + p * kARowsPerPass;
-      const std::int64_t a_col = k_tile + a_load_col;
       bf16* const to = &tile_a[a_row * kTileAStride + a_load_col];
-      if constexpr (kAligned) {
-        // k % 8 == 0: the chunk is all inside the row or all past it, one test for its 16 bytes.
-        copy_async_16(to, a_next[p], a_row_in_a[p] && a_col < k, a);
-      } else {
-        // Rows only 2-byte aligned: eight loads and stores, each inside A or zero.
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          to[e] = a_row_in_a[p] && a_col + e < k ? a_next[p][e] : __float2bfloat16(0.0f);
-      }
+      cs::copy_chunk_async<kAligned>(to, a_next[p], a_row_in_a[p], k_tile + a_load_col, k, a);
       a_next[p] += kBlockK;
     }
 #pragma unroll
     for (int p = 0; p < kBPasses; ++p) {
-      // Eight consecutive columns of a row of B, copied as they are.
+      // 16 bytes of a row of B, copied as they are (one cp.async when aligned).
       const int b_row = b_load_row + p * kBRowsPerPass;
       bf16* const to = &tile_b[b_row * kTileBStride + b_load_col];
-      const bf16* const from = b_next + p * b_pass_step;
-      const bool b_row_in_b = k_tile + b_row < k;
-      if constexpr (kAligned) {
-        copy_async_16(to, from, b_row_in_b && b_col_in_b, b);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) to[e] = b_row_in_b && b_col + e < n ? from[e] : __float2bfloat16(0.0f);
-      }
+      cs::copy_chunk_async<kAligned>(to, b_next + p * b_pass_step, k_tile + b_row < k, b_col, n, b);
     }
     b_next += b_step;
   };
@@ -275,52 +171,50 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
       for (int pm = 0; pm < kPiecesM; ++pm) {
         // Rows g and g + 8 of the piece, columns 2q, 2q + 1 and 2q + 8, 2q + 9: pairs along a row.
         const bf16* const at = &tile_a[(warp_row * kWarpM + pm * 16 + g) * kTileAStride + i + 2 * q];
-        fragment_a[pm][0] = load_pair(at);
-        fragment_a[pm][1] = load_pair(at + 8 * kTileAStride);
-        fragment_a[pm][2] = load_pair(at + 8);
-        fragment_a[pm][3] = load_pair(at + 8 * kTileAStride + 8);
+        fragment_a[pm][0] = cs::load_pair(at); // one 32-bit read: a pair lies along a row of A
+        fragment_a[pm][1] = cs::load_pair(at + 8 * kTileAStride);
+        fragment_a[pm][2] = cs::load_pair(at + 8);
+        fragment_a[pm][3] = cs::load_pair(at + 8 * kTileAStride + 8);
       }
 #pragma unroll
       for (int pn = 0; pn < kPiecesN; ++pn) {
         // Column g of the piece, rows 2q, 2q + 1 and 2q + 8, 2q + 9: pairs down a column, two reads each.
         const bf16* const bt = &tile_b[(i + 2 * q) * kTileBStride + warp_col * kWarpN + pn * 8 + g];
-        fragment_b[pn][0] = pack_pair(bt[0], bt[kTileBStride]);
-        fragment_b[pn][1] = pack_pair(bt[8 * kTileBStride], bt[9 * kTileBStride]);
+        fragment_b[pn][0] = cs::pack_pair(bt[0], bt[kTileBStride]);
+        fragment_b[pn][1] = cs::pack_pair(bt[8 * kTileBStride], bt[9 * kTileBStride]);
       }
       // END LAB
 #pragma unroll
       for (int pm = 0; pm < kPiecesM; ++pm)
 #pragma unroll
-        for (int pn = 0; pn < kPiecesN; ++pn) mma_16x8x16(sums[pm][pn], fragment_a[pm], fragment_b[pn]);
+        for (int pn = 0; pn < kPiecesN; ++pn) // mma.sync.aligned.m16n8k16: the warp's product of one piece
+          cs::mma_16x8x16(sums[pm][pn], fragment_a[pm], fragment_b[pn]);
     }
   };
 
-  // LAB 12.pipeline: as 11.pipeline, the ring's steps: wait, barrier, copy t + kStages - 1, multiply t
-  // LAB-STUB: static_cast<void>(k_tiles);
   // Before the loop: tiles 0 .. kStages - 2 on their way, a group of copies each (an empty group
   // past the last tile, so that as many groups are in flight at every step).
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_tiles) copy_tile_async(static_cast<std::int64_t>(s) * kBlockK, s);
-    commit_copies();
+    cs::commit_copies();
   }
   int read_stage = 0;            // the buffer tile t is in
   int write_stage = kStages - 1; // the buffer tile t + kStages - 1 goes to: the one step t - 1 read
   for (int t = 0; t < k_tiles; ++t) {
     // This thread's copies of tile t have landed (the kStages - 2 younger groups may still fly).
-    wait_for_copies<kStages - 2>();
+    cs::wait_for_copies<kStages - 2>();
     // The one barrier: everyone's copies of tile t are in, and everyone has finished step t - 1,
     // whose buffer the copy below overwrites.
     __syncthreads();
     // Tile t + kStages - 1 on its way while tile t multiplies.
     if (t + kStages - 1 < k_tiles)
       copy_tile_async(static_cast<std::int64_t>(t + kStages - 1) * kBlockK, write_stage);
-    commit_copies();
+    cs::commit_copies();
     multiply_stage(read_stage);
     read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
     write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
   }
-  // END LAB
   // Each piece goes to C a pair at a time (rows g and g + 8, columns 2q, 2q + 1), only the columns
   // inside C (store_pair drops the rest).
 #pragma unroll
@@ -332,11 +226,25 @@ __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32, 
 #pragma unroll
       for (int pn = 0; pn < kPiecesN; ++pn) {
         const std::int64_t col = block_col + warp_col * kWarpN + pn * 8 + 2 * q;
-        store_pair<kAligned>(c + row * n + col, sums[pm][pn][2 * half], sums[pm][pn][2 * half + 1], col, n);
+        cs::store_pair<kAligned>(c + row * n + col, sums[pm][pn][2 * half], sums[pm][pn][2 * half + 1], col,
+                                 n);
       }
     }
   }
 }
+
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+const cs::KernelTable<void (*)(const bf16*, const bf16*, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"128x256x32/64x64/s3", matmul_tensor_cores<128, 256, 32, 64, 64, 3, true>,
+         matmul_tensor_cores<128, 256, 32, 64, 64, 3, false>},
+        {"128x128x32/64x64/s3", matmul_tensor_cores<128, 128, 32, 64, 64, 3, true>,
+         matmul_tensor_cores<128, 128, 32, 64, 64, 3, false>},
+        {"128x256x32/64x64/s4", matmul_tensor_cores<128, 256, 32, 64, 64, 4, true>,
+         matmul_tensor_cores<128, 256, 32, 64, 64, 4, false>},
+        {"128x128x32/64x32/s3", matmul_tensor_cores<128, 128, 32, 64, 32, 3, true>,
+         matmul_tensor_cores<128, 128, 32, 64, 32, 3, false>},
+};
 
 /// The stage's own option.
 struct StageOptions {
@@ -345,52 +253,25 @@ struct StageOptions {
 
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
-  cli.add_choice("params", &options.params,
-                 {"128x128x32/64x64/s3", "128x256x32/64x64/s3", "128x256x32/64x64/s4", "128x128x32/64x32/s3"},
+  cli.add_choice("params", &options.params, kKernels.params(),
                  "block tile of C (rows x columns) x step along K / warp tile of C (rows x columns) / "
                  "shared-memory buffers in the ring");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/WMxWN/sS".
-struct TileSizes {
-  int block_m = 0; ///< BM: rows of C per block
-  int block_n = 0; ///< BN: columns of C per block
-  int block_k = 0; ///< BK: the step along K
-  int warp_m = 0;  ///< WM: rows of C per warp
-  int warp_n = 0;  ///< WN: columns of C per warp
-  int stages = 0;  ///< S: shared-memory buffers in the ring
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/%dx%d/s%d", &sizes.block_m, &sizes.block_n, &sizes.block_k,
-              &sizes.warp_m, &sizes.warp_n, &sizes.stages);
-  return sizes;
 }
 
 /// Plans the launch: a 1-D grid of ceil(m / BM)·ceil(n / BN) blocks of (BM / WM)·(BN / WN) warps.
 cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/WMxWN/sS");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x * blocks_y);
   const int warp_cols = tile.block_n / tile.warp_n; // warps across the block's tile of C
   const int threads = (tile.block_m / tile.warp_m) * warp_cols * 32;
   const dim3 block(static_cast<unsigned>(threads));
-  const int pieces = (tile.warp_m / 16) * (tile.warp_n / 8);
-  const std::int64_t k_steps = (shape.k + tile.block_k - 1) / tile.block_k;
-  // Each block loads its BM rows of A and BN columns of B once, BK at a time, for BM x BN elements of C.
-  const std::int64_t loads_per_element =
-      (k_steps * tile.block_k * (tile.block_m + tile.block_n) + tile.block_m * tile.block_n / 2) /
-      (tile.block_m * tile.block_n);
   // The ring: S buffers of an A tile and a B tile, bf16, every row padded by kPad.
   const std::size_t buffer_bytes =
       sizeof(bf16) * (tile.block_m * (tile.block_k + kPad) + tile.block_k * (tile.block_n + kPad));
   const std::size_t shared_bytes = tile.stages * buffer_bytes;
-  // cudaMalloc aligns A, B and C themselves, so n and k decide whether every row is 16-byte aligned.
-  const bool chunks_are_16_bytes = shape.n % 8 == 0 && shape.k % 8 == 0;
   cs::Bf16MatmulLaunch launch;
   launch.name = "tensor_cores_" + params;
   launch.what = "stage 11's tiles and ring, bf16 in, FP32 sums: a warp's products by mma.sync m16n8k16";
@@ -398,58 +279,26 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.block = block;
   launch.shared_bytes = shared_bytes;
   launch.notes = {
-      "block b owns a " + std::to_string(tile.block_m) + "-row x " + std::to_string(tile.block_n) +
-          "-column tile of C, taken in groups of " + std::to_string(kGroupRows) +
-          " rows of tiles, down each column of a group before the next; warp w owns " +
-          std::to_string(tile.warp_m) + " x " + std::to_string(tile.warp_n) + " elements of it, from row " +
-          std::to_string(tile.warp_m) + " x (w / " + std::to_string(warp_cols) + "), column " +
-          std::to_string(tile.warp_n) + " x (w % " + std::to_string(warp_cols) + ")",
-      "a warp's tile is " + std::to_string(tile.warp_m / 16) + " x " + std::to_string(tile.warp_n / 8) +
-          " pieces of 16 x 8, each one mma.sync m16n8k16 per 16 along K; a lane holds 4 sums of each: " +
-          std::to_string(4 * pieces) + " FP32 registers per thread",
-      "per 16 along K a lane reads " + std::to_string(tile.warp_m / 16) + " x 4 pairs of A (32-bit) and " +
-          std::to_string(tile.warp_n / 8) +
-          " x 4 single bf16 of B (16-bit: B's pairs lie down a column) for " + std::to_string(pieces) +
-          " mma; rows padded by " + std::to_string(kPad) + " bf16, so those reads hit 32 different banks",
+      "block b owns a " + std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) +
+          " tile of C, the tiles taken in groups of " + std::to_string(kGroupRows) +
+          " rows, down each column of a group before the next; a warp owns " + std::to_string(tile.warp_m) +
+          " x " + std::to_string(tile.warp_n) + " of it: " + std::to_string(tile.warp_m / 16) + " x " +
+          std::to_string(tile.warp_n / 8) + " pieces of 16 x 8, one mma.sync m16n8k16 each per 16 along K, " +
+          std::to_string(tile.warp_m * tile.warp_n / 32) + " FP32 registers per thread",
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
           std::to_string(buffer_bytes) +
-          " bytes (an A tile and a B tile, bf16); step t waits for tile t, passes one barrier, " +
-          "starts copying tile t + " + std::to_string(tile.stages - 1) + " and multiplies tile t",
-      "global loads per element of C: about K/" + std::to_string(tile.block_m) + " + K/" +
-          std::to_string(tile.block_n) + " = " + std::to_string(loads_per_element) + " bf16, in steps of " +
-          std::to_string(tile.block_k) + " along K",
-      chunks_are_16_bytes
-          ? "n and k are multiples of 8, so every row starts on a 16-byte boundary: a chunk of 8 bf16 "
-            "is one 16-byte cp.async, a pair of C one 8-byte store"
-          : "n or k is not a multiple of 8, so rows start anywhere (bf16 rows of odd length are 2-byte "
-            "aligned): a chunk is eight 2-byte loads and stores, a pair of C two 4-byte stores"};
+          " bytes (an A tile and a B tile, rows padded by 16 bytes); step t waits for tile t, passes one "
+          "barrier, starts copying tile t + " +
+          std::to_string(tile.stages - 1) + " and multiplies tile t",
+      shape.n % 8 == 0 && shape.k % 8 == 0
+          ? "n and k are multiples of 8: a chunk of 8 bf16 is one 16-byte cp.async, a pair of C one 8-byte "
+            "store"
+          : "n or k is not a multiple of 8: a chunk is eight 2-byte loads and stores, a pair of C two 4-byte "
+            "stores"};
   launch.index_width_from_host = false;
   launch.run = [=](const cs::Bf16MatmulArgs& p) {
-    // More than 48 KB of dynamic shared memory per block needs the kernel's opt-in, before its launch.
-    const auto launch_with_shared_memory = [&](auto kernel) {
-      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared_bytes)));
-      kernel<<<grid, block, shared_bytes>>>(p.a, p.b, p.c, p.m, p.n, p.k);
-    };
-    // The 16-byte path only when every row of A, B and C starts on a 16-byte boundary.
-    const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    if (params == "128x256x32/64x64/s3" && aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 256, 32, 64, 64, 3, true>);
-    if (params == "128x256x32/64x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 256, 32, 64, 64, 3, false>);
-    if (params == "128x128x32/64x64/s3" && aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 128, 32, 64, 64, 3, true>);
-    if (params == "128x128x32/64x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 128, 32, 64, 64, 3, false>);
-    if (params == "128x256x32/64x64/s4" && aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 256, 32, 64, 64, 4, true>);
-    if (params == "128x256x32/64x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 256, 32, 64, 64, 4, false>);
-    if (params == "128x128x32/64x32/s3" && aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 128, 32, 64, 32, 3, true>);
-    if (params == "128x128x32/64x32/s3" && !aligned)
-      launch_with_shared_memory(matmul_tensor_cores<128, 128, 32, 64, 32, 3, false>);
-    CUDA_CHECK_LAUNCH();
+    cs::launch_with_shared_memory(kKernels.find(params, cs::rows_are_16_byte_aligned(p)), grid, block,
+                                  shared_bytes, p.a, p.b, p.c, p.m, p.n, p.k);
   };
   return launch;
 }

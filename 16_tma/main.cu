@@ -20,167 +20,41 @@
 /// @file
 /// @brief Stage 16: stage 15's tiles copied by the tensor memory accelerator, counted on mbarriers
 /// (chapter: 16_tma/README.md).
-#include "device_buffer.cuh"
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
-#include "tensor_map.cuh"
+#include "mbarrier.cuh"
+#include "store_pair.cuh"
+#include "tma.cuh"
+#include "tma_inputs.cuh"
 #include "wgmma.cuh"
 
 #include <cuda.h>
 #include <cuda_bf16.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage16 {
 
-using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
-
-/// Whether every row of A (k bf16), B (n bf16) and C (n floats) starts on a 16-byte boundary, as a
-/// tensor map needs of A and B: n and k multiples of 8, and the three matrices themselves 16-byte
-/// aligned.
-bool rows_are_16_byte_aligned(const bf16* a, const bf16* b, const float* c, std::int64_t n, std::int64_t k) {
-  const auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-  return n % 8 == 0 && k % 8 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
-}
-
-/// Whether the rows of the bf16 matrix at @p matrix, @p row_length elements each, start on 128-byte
-/// boundaries: the row length a multiple of 64 and the matrix 128-byte aligned. A tensor map needs
-/// 16 bytes; at 128 every 64-column row of a box is one whole 128-byte line of memory, and the copies
-/// run at full speed (rows 16 bytes past a line took 1.6 times as long: chapter 16).
-bool rows_fill_128_byte_lines(const bf16* matrix, std::int64_t row_length) {
-  return row_length % 64 == 0 && reinterpret_cast<std::uintptr_t>(matrix) % 128 == 0;
-}
-
-/// The address of @p pointer in shared memory, as the instructions below take it.
-__device__ __forceinline__ unsigned shared_address(const void* pointer) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
-}
-
-/// Sets up the mbarrier at @p barrier (8 bytes of shared memory): its phase completes when
-/// @p arrivals threads have arrived and every byte they said to expect has landed; then the next
-/// phase begins. One thread, before anyone uses it.
-__device__ __forceinline__ void init_barrier(std::uint64_t* barrier, int arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(arrivals)
-               : "memory");
-}
-
-/// Makes the barriers' initialisation visible to the tensor memory accelerator, which counts bytes
-/// on them through the "async proxy": after init_barrier, before the block barrier that lets the
-/// barriers be used.
-__device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-/// Arrives on @p barrier and tells it that @p bytes more are to land in its current phase.
-__device__ __forceinline__ void arrive_expecting(std::uint64_t* barrier, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)),
-               "r"(bytes)
-               : "memory");
-}
-
-/// Waits until the phase of @p barrier whose parity is @p phase (0 or 1: its 1st, 3rd, ... phase
-/// or its 2nd, 4th, ...) has completed. try_wait returns false after a while if not; then again.
-__device__ __forceinline__ void wait_for_phase(std::uint64_t* barrier, int phase) {
-  unsigned done = 0;
-  while (!done)
-    asm volatile(
-        "{\n.reg .pred done;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, done;\n}\n"
-        : "=r"(done)
-        : "r"(shared_address(barrier)), "r"(phase)
-        : "memory");
-}
-
-/// Starts the tensor memory accelerator copying the box of the matrix @p map describes whose first
-/// element is at column @p col, row @p row (past the matrix's edges too: what lies outside is zero)
-/// to @p to in shared memory, laid out and swizzled as the map says; the bytes count on @p barrier
-/// as they land. One thread issues it; the map must be a kernel parameter (__grid_constant__).
-__device__ __forceinline__ void copy_box(void* to, const CUtensorMap& map, int col, int row,
-                                         std::uint64_t* barrier) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(shared_address(to)),
-      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(shared_address(barrier))
-      : "memory");
-}
-
-/// A wgmma matrix descriptor: where a tile of bf16 in shared memory starts and how the tensor core
-/// walks it, in 64 bits. The tile is made of 8-row groups of 128-byte rows stored with the 128-byte
-/// swizzle (see swizzled()); @p group_bytes apart from one group to the next (bits 32-45, in units of
-/// 16 bytes), @p stripe_bytes apart from one 64-column stripe to the next (bits 16-29: B's tile, whose
-/// 128-byte rows run along N, is read across stripes; A's 16 columns lie inside one row, and the
-/// field is not used: 16 by convention), the start address in bits 0-13 and the swizzle mode in bits
-/// 62-63 (1: 128 bytes). The swizzle is applied to the address
-/// bits, so every tile starts on a 1024-byte boundary (base offset 0, bits 49-51).
-__device__ __forceinline__ std::uint64_t matrix_descriptor(const bf16* tile, int stripe_bytes,
-                                                           int group_bytes) {
-  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(tile));
-  return (address & 0x3FFFF) >> 4 | static_cast<std::uint64_t>(stripe_bytes >> 4) << 16 |
-         static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 1ull << 62;
-}
-
-/// Makes this thread's earlier reads and writes of the registers a wgmma accumulates into ordered
-/// before the next wgmma: every thread of the warpgroup, before the first wgmma of a batch.
-__device__ __forceinline__ void fence_sums() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-
-/// Closes the batch of wgmma this warpgroup has issued since its last commit into one group.
-__device__ __forceinline__ void commit_products() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-/// Waits until at most kPending of this warpgroup's committed groups of wgmma are still running:
-/// then the older groups have read their tiles and written their sums.
-template <int kPending>
-__device__ __forceinline__ void wait_for_products() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-
-/// Writes @p low and @p high to columns col and col + 1 of a row, at @p to (the address of column
-/// col), dropping the columns at or past @p row_length. kAligned: row_length is even (a multiple of
-/// 8), so col + 1 is inside whenever col is, and @p to is 8-byte aligned: one 8-byte store.
-/// Otherwise two guarded 4-byte stores.
-template <bool kAligned>
-__device__ __forceinline__ void store_pair(float* to, float low, float high, std::int64_t col,
-                                           std::int64_t row_length) {
-  if (kAligned) {
-    if (col < row_length) *reinterpret_cast<float2*>(to) = make_float2(low, high);
-  } else {
-    if (col < row_length) to[0] = low;
-    if (col + 1 < row_length) to[1] = high;
-  }
-}
-
-/// Block rows per group in the order blocks take their tiles of C (see matmul_wgmma).
+/// Block rows per group in the order blocks take their tiles of C.
 constexpr int kGroupRows = 8;
 
-/// C = A·B with stage 15's tiles, wgmma and ring, the tiles copied by the tensor memory accelerator:
-/// one warpgroup per 64 rows of the block's tile (A is m×k, B is k×n, both bf16; C is m×n, FP32; all
-/// row-major). A and B come as tensor maps (built on the host, see plan_launch), C as a pointer.
-///
-/// The grid is 1-D: block b owns the kBlockM × kBlockN tile of C that the launch order gives it
-/// (groups of kGroupRows rows of tiles, down a column of a group before the next, as in stage 14).
-/// Shared memory (dynamic, from its first 1024-byte boundary) is a ring of kStages buffers, each an
-/// A tile, kBlockM rows of kBlockK bf16, and a B tile, kBlockK rows of kBlockN bf16 in stripes of 64
-/// columns, all in stage 14's swizzled layout, which the tensor map's 128-byte swizzle writes; and
-/// one mbarrier per buffer, whose phase completes when that buffer's tile has landed. Thread 0
-/// copies: for a k-tile it tells the buffer's barrier how many bytes to expect and issues one box
-/// for the A tile and one per stripe of the B tile. A step of the ring passes the block's barrier
-/// (every warpgroup has finished the products of tile t - 2, so their buffer is free), lets thread 0
-/// start the copy of the tile kStages - 2 ahead into it, waits on tile t's barrier, issues its wgmma
-/// and waits until only they are still running. Sizes and offsets are 64-bit whatever the problem.
+using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
+
+/// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) with stage 15's tiles, wgmma and ring, the
+/// tiles copied by the tensor memory accelerator from @p a_map and @p b_map and counted on mbarriers
+/// (chapter 16). The grid is 1-D,
+/// the tiles of C taken in groups of kGroupRows rows; every thread reaches every barrier, and only
+/// the stores to C are guarded; sizes and offsets are 64-bit whatever the problem.
 ///
 /// @tparam kBlockM rows of C per block, 64 per warpgroup.
 /// @tparam kBlockN columns of C per block: the N of each wgmma (128 or 256).
 /// @tparam kBlockK the step along K (64: a row of the A tile is 128 bytes, the swizzle's width).
 /// @tparam kStages buffers in the ring: the k-tile being multiplied, the one before it (whose wgmma
 ///         may still be running) and kStages - 2 on their way.
-/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
 ///         checked by the host before the launch): a pair of C is one 8-byte store; otherwise two
 ///         4-byte stores.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned>
@@ -193,8 +67,8 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
   // The ring of kStages buffers, in dynamic shared memory from its first 1024-byte boundary (the
   // host asks for 1024 bytes more). Buffer s: the A tile, kBlockM rows of kBlockK bf16, then the B
   // tile, kBlockN / 64 stripes of kBlockK rows of 64 bf16; in every 8 rows of 128 bytes, chunk c of
-  // row r is kept at chunk c XOR (r % 8). Both tiles are multiples of 1024 bytes, so every tile
-  // starts on a 1024-byte boundary, as the swizzle needs.
+  // row r is kept at chunk c XOR (r % 8), as the tensor map's 128-byte swizzle writes them. Both
+  // tiles are multiples of 1024 bytes, so every tile starts on a 1024-byte boundary.
   constexpr int kTileAElements = kBlockM * kBlockK;
   constexpr int kStageElements = kTileAElements + kBlockK * kBlockN;
   constexpr int kStageBytes = kStageElements * static_cast<int>(sizeof(bf16)); // what lands per tile
@@ -233,8 +107,8 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
   // Thread 0 sets up the barriers, one arrival each (its own), and makes them visible to the copies.
   const bool copier = threadIdx.x == 0;
   if (copier) {
-    for (int s = 0; s < kStages; ++s) init_barrier(&landed[s], 1);
-    fence_barrier_init();
+    for (int s = 0; s < kStages; ++s) cs::init_barrier(&landed[s], 1); // mbarrier.init
+    cs::fence_barrier_init();                                          // fence.mbarrier_init
   }
   __syncthreads();
 
@@ -247,12 +121,12 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
     // LAB 16.copy: the bytes to expect on landed[stage], one box of A, one box per stripe of B
     // LAB-STUB: static_cast<void>(k_tile), static_cast<void>(tile_a), static_cast<void>(tile_b);
     // LAB-STUB: static_cast<void>(kStageBytes);
-    arrive_expecting(&landed[stage], kStageBytes);
-    copy_box(tile_a, a_map, k_tile, static_cast<int>(block_row), &landed[stage]);
+    cs::arrive_expecting(&landed[stage], kStageBytes); // mbarrier.arrive.expect_tx
+    cs::copy_box(tile_a, a_map, k_tile, static_cast<int>(block_row), &landed[stage]); // cp.async.bulk.tensor
 #pragma unroll
     for (int stripe = 0; stripe < kBlockN / 64; ++stripe)
-      copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
-               &landed[stage]);
+      cs::copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
+                   &landed[stage]);
     // END LAB
   };
 
@@ -263,23 +137,20 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
     // This warpgroup's 64 rows of the A tile (a whole number of 8-row groups: 1024-byte aligned).
     const bf16* const tile_a = shared + stage * kStageElements + warpgroup * 64 * kBlockK;
     const bf16* const tile_b = shared + stage * kStageElements + kTileAElements;
-    // LAB 16.wgmma: as 15.wgmma
-    // LAB-STUB: static_cast<void>(tile_a), static_cast<void>(tile_b);
-    fence_sums();
+    cs::fence_sums(); // wgmma.fence: the sums' registers are ready for the tensor cores
 #pragma unroll
     for (int i = 0; i < kBlockK; i += 16) {
       // A: 64 rows from column i: 2i bytes into each 128-byte row; 8-row groups 1024 bytes apart.
       // B: 16 rows from row i: 128·i bytes into each stripe; 8-row groups 1024 bytes apart, stripes
       // kBlockK rows of 128 bytes apart.
-      const std::uint64_t a_tile = matrix_descriptor(tile_a + i, 16, 1024);
-      const std::uint64_t b_tile = matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024);
-      cs::wgmma_64xNx16<kBlockN>(sums, a_tile, b_tile);
+      const std::uint64_t a_tile = cs::matrix_descriptor(tile_a + i, 16, 1024);
+      const std::uint64_t b_tile = cs::matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024);
+      cs::wgmma_64xNx16<kBlockN>(sums, a_tile, b_tile); // wgmma.mma_async.sync.aligned.m64nNk16
     }
-    commit_products();
-    // END LAB
+    cs::commit_products(); // wgmma.commit_group
   };
 
-  // LAB 16.pipeline: as 15.pipeline, thread 0 copying, and each tile waited for on its barrier's phase
+  // LAB 16.pipeline: thread 0 copies tile t + kStages - 2 after the barrier; tile t waited for on its phase
   // LAB-STUB: static_cast<void>(k_tiles), static_cast<void>(copy_tile), static_cast<void>(copier);
   // Before the loop: tiles 0 .. kStages - 3 on their way.
   if (copier)
@@ -293,10 +164,10 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
     __syncthreads();
     if (copier && t + kStages - 2 < k_tiles) copy_tile((t + kStages - 2) * kBlockK, write_stage);
     // Tile t has landed, all kStageBytes of it: its barrier has completed the phase that counts them.
-    wait_for_phase(&landed[read_stage], phase);
+    cs::wait_for_phase(&landed[read_stage], phase); // mbarrier.try_wait.parity
     multiply_stage(read_stage);
     // Tile t's products may run on; tile t - 1's have finished.
-    wait_for_products<1>();
+    cs::wait_for_products<1>(); // wgmma.wait_group 1
     if (++read_stage == kStages) {
       read_stage = 0;
       phase ^= 1; // the ring has gone round: the next use of each barrier is its next phase
@@ -304,7 +175,7 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
     write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
   }
   // The last tile's products too, before the sums are read.
-  wait_for_products<0>();
+  cs::wait_for_products<0>();
   // END LAB
   // Each 16 x 8 piece goes to C a pair at a time (rows g and g + 8 of the warp's 16, columns 2q,
   // 2q + 1), only the columns inside C (store_pair drops the rest).
@@ -315,29 +186,21 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128, 1)
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
       const std::int64_t col = block_col + j * 8 + 2 * q;
-      store_pair<kAligned>(c + row * n + col, sums[4 * j + 2 * half], sums[4 * j + 2 * half + 1], col, n);
+      cs::store_pair<kAligned>(c + row * n + col, sums[4 * j + 2 * half], sums[4 * j + 2 * half + 1], col, n);
     }
   }
 }
 
-/// A tensor map of a row-major bf16 matrix of @p rows x @p cols at @p matrix, its rows @p pitch
-/// elements apart (16-byte aligned, as the matrix itself), for copies of boxes of @p box_rows rows
-/// by 64 columns (128 bytes: the widest box the 128-byte swizzle takes), landing in shared memory
-/// with that swizzle; the parts of a box outside the matrix land as zeros. Encoded on the host by
-/// the driver's cuTensorMapEncodeTiled (common/tensor_map.cuh), which checks every limit.
-CUtensorMap tensor_map_of(const bf16* matrix, std::int64_t rows, std::int64_t cols, std::int64_t pitch,
-                          int box_rows) {
-  CUtensorMap map;
-  const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)}; // inner first
-  const cuuint64_t row_pitch_bytes[1] = {static_cast<cuuint64_t>(pitch) * sizeof(bf16)};      // the outer's
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_steps[2] = {1, 1}; // every element of the box, none skipped
-  CU_CHECK(cs::tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<bf16*>(matrix),
-                                    sizes, row_pitch_bytes, box, element_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return map;
-}
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t, std::int64_t)>
+    kKernels = {
+        {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true>, matmul_wgmma<128, 256, 64, 4, false>},
+        {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true>, matmul_wgmma<128, 256, 64, 3, false>},
+        {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true>, matmul_wgmma<128, 128, 64, 3, false>},
+        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true>, matmul_wgmma<128, 128, 64, 4, false>},
+        {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
+        {"256x128x64/s4", matmul_wgmma<256, 128, 64, 4, true>, matmul_wgmma<256, 128, 64, 4, false>},
+};
 
 /// The stage's own option.
 struct StageOptions {
@@ -346,49 +209,23 @@ struct StageOptions {
 
 /// Declares `--params` on @p cli: the parameter sets the kernel is instantiated for.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
-  cli.add_choice(
-      "params", &options.params,
-      {"128x256x64/s4", "128x256x64/s3", "128x128x64/s3", "128x128x64/s4", "256x128x64/s3", "256x128x64/s4"},
-      "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
-      "(a warpgroup per 64 rows)");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/sS".
-struct TileSizes {
-  int block_m = 0; ///< BM: rows of C per block
-  int block_n = 0; ///< BN: columns of C per block
-  int block_k = 0; ///< BK: the step along K
-  int stages = 0;  ///< S: shared-memory buffers in the ring
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/s%d", &sizes.block_m, &sizes.block_n, &sizes.block_k, &sizes.stages);
-  return sizes;
+  cli.add_choice("params", &options.params, kKernels.params(),
+                 "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
+                 "(a warpgroup per 64 rows)");
 }
 
 /// Plans the launch: a 1-D grid of ceil(m / BM)·ceil(n / BN) blocks of BM / 64 warpgroups.
 cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/sS");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const dim3 grid = cs::grid_of(blocks_x * blocks_y);
-  const int warpgroups = tile.block_m / 64;
-  const dim3 block(static_cast<unsigned>(warpgroups * 128));
-  const std::int64_t k_steps = (shape.k + tile.block_k - 1) / tile.block_k;
-  // Each block loads its BM rows of A and BN columns of B once, BK at a time, for BM x BN elements of C.
-  const std::int64_t loads_per_element =
-      (k_steps * tile.block_k * (tile.block_m + tile.block_n) + tile.block_m * tile.block_n / 2) /
-      (tile.block_m * tile.block_n);
-  // The ring: S buffers of an A tile and a B tile, bf16, swizzled, no padding; 1024 bytes more, to
+  const dim3 block(static_cast<unsigned>(tile.block_m / 64 * 128));
+  // The ring: S buffers of an A tile and a B tile, bf16, swizzled by the TMA; 1024 bytes more, to
   // start it on a 1024-byte boundary.
   const std::size_t buffer_bytes = sizeof(bf16) * (tile.block_m * tile.block_k + tile.block_k * tile.block_n);
   const std::size_t shared_bytes = tile.stages * buffer_bytes + 1024;
-  // cudaMalloc aligns A, B and C themselves (256 bytes), so n and k decide where their rows start.
-  const bool chunks_are_16_bytes = shape.n % 8 == 0 && shape.k % 8 == 0;
-  const bool whole_lines = shape.n % 64 == 0 && shape.k % 64 == 0;
   cs::Bf16MatmulLaunch launch;
   launch.name = "tma_" + params;
   launch.what = "stage 15's wgmma on tiles copied by the tensor memory accelerator, counted on mbarriers";
@@ -396,72 +233,32 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.block = block;
   launch.shared_bytes = shared_bytes + tile.stages * sizeof(std::uint64_t); // and the barriers
   launch.notes = {
-      "block b owns a " + std::to_string(tile.block_m) + "-row x " + std::to_string(tile.block_n) +
-          "-column tile of C, taken in groups of " + std::to_string(kGroupRows) +
-          " rows of tiles, down each column of a group before the next; warpgroup g (4 warps) owns its "
-          "rows 64g .. 64g + 63, warp w of it 16 of those",
-      "per 16 along K a warpgroup issues one wgmma.mma_async m64n" + std::to_string(tile.block_n) +
-          "k16 on two shared-memory descriptors (A 64 x 16, B 16 x " + std::to_string(tile.block_n) +
-          ", 128-byte swizzle); a lane holds " + std::to_string(tile.block_n / 2) + " FP32 sums",
+      "block b owns a " + std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) +
+          " tile of C, the tiles taken in groups of " + std::to_string(kGroupRows) +
+          " rows, down each column of a group before the next; warpgroup g owns its rows 64g .. 64g + 63: "
+          "per 16 along K one wgmma.mma_async m64n" +
+          std::to_string(tile.block_n) + "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread",
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
           std::to_string(buffer_bytes) + " bytes and an mbarrier each; thread 0 copies a k-tile with " +
-          std::to_string(1 + tile.block_n / 64) + " TMA boxes (A " + std::to_string(tile.block_m) +
-          " x 64, B 64 x 64 per stripe), expecting " + std::to_string(buffer_bytes) +
-          " bytes on the buffer's barrier; step t passes the block barrier, starts tile t + " +
+          std::to_string(1 + tile.block_n / 64) +
+          " TMA boxes, its bytes expected on the buffer's barrier; step t passes the block barrier, starts "
+          "tile "
+          "t + " +
           std::to_string(tile.stages - 2) +
-          ", waits for tile t's barrier, issues its wgmma, waits for t - 1's",
-      "global loads per element of C: about K/" + std::to_string(tile.block_m) + " + K/" +
-          std::to_string(tile.block_n) + " = " + std::to_string(loads_per_element) + " bf16, in steps of " +
-          std::to_string(tile.block_k) + " along K",
-      std::string(whole_lines
-                      ? "n and k are multiples of 64, so the rows of A and B fill whole 128-byte lines: the "
-                        "tensor maps take A and B where they are"
-                      : "n or k is not a multiple of 64: A or B (or both) is first copied into rows padded "
-                        "to a multiple of 64, as a tensor map needs 16-byte rows and runs at full speed on "
-                        "whole 128-byte lines (in every timed run)") +
-          (chunks_are_16_bytes ? "; a pair of C is one 8-byte store"
-                               : "; n or k is not a multiple of 8, so a pair of C is two 4-byte stores")};
+          ", waits for tile t's barrier, issues its wgmma, waits for "
+          "t - 1's",
+      cs::input_maps_note(shape) +
+          (shape.n % 8 == 0 && shape.k % 8 == 0
+               ? "; a pair of C is one 8-byte store"
+               : "; n or k is not a multiple of 8: a pair of C is two 4-byte stores")};
   launch.index_width_from_host = false;
-  // The padded copies of A and B, when their rows need them: allocated at the first run, kept.
-  const auto padded_a = std::make_shared<cs::DeviceBuffer<bf16>>(0);
-  const auto padded_b = std::make_shared<cs::DeviceBuffer<bf16>>(0);
+  // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
+  const auto padded = std::make_shared<cs::PaddedInputs>();
   launch.run = [=](const cs::Bf16MatmulArgs& p) {
-    // Tensor maps of A and of B where they are when their rows fill whole 128-byte lines, else of
-    // copies with rows padded to a multiple of 64; A in boxes of BM rows x 64 columns, B of 64 x 64.
-    const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    const bool a_in_place = rows_fill_128_byte_lines(p.a, p.k),
-               b_in_place = rows_fill_128_byte_lines(p.b, p.n);
-    const std::int64_t a_pitch = a_in_place ? p.k : (p.k + 63) / 64 * 64,
-                       b_pitch = b_in_place ? p.n : (p.n + 63) / 64 * 64;
-    const bf16* const a = a_in_place ? p.a : cs::padded_copy(p.a, p.m, p.k, a_pitch, *padded_a);
-    const bf16* const b = b_in_place ? p.b : cs::padded_copy(p.b, p.k, p.n, b_pitch, *padded_b);
-    const CUtensorMap a_map = tensor_map_of(a, p.m, p.k, a_pitch, tile.block_m);
-    const CUtensorMap b_map = tensor_map_of(b, p.k, p.n, b_pitch, tile.block_k);
-    // More than 48 KB of dynamic shared memory per block needs the kernel's opt-in, before its launch.
-    const auto launch_with_shared_memory = [&](auto kernel) {
-      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared_bytes)));
-      kernel<<<grid, block, shared_bytes>>>(a_map, b_map, p.c, p.m, p.n, p.k);
-    };
-    if (params == "128x256x64/s4" && aligned) launch_with_shared_memory(matmul_wgmma<128, 256, 64, 4, true>);
-    if (params == "128x256x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 256, 64, 4, false>);
-    if (params == "128x256x64/s3" && aligned) launch_with_shared_memory(matmul_wgmma<128, 256, 64, 3, true>);
-    if (params == "128x256x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 256, 64, 3, false>);
-    if (params == "128x128x64/s3" && aligned) launch_with_shared_memory(matmul_wgmma<128, 128, 64, 3, true>);
-    if (params == "128x128x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 128, 64, 3, false>);
-    if (params == "128x128x64/s4" && aligned) launch_with_shared_memory(matmul_wgmma<128, 128, 64, 4, true>);
-    if (params == "128x128x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 128, 64, 4, false>);
-    if (params == "256x128x64/s3" && aligned) launch_with_shared_memory(matmul_wgmma<256, 128, 64, 3, true>);
-    if (params == "256x128x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<256, 128, 64, 3, false>);
-    if (params == "256x128x64/s4" && aligned) launch_with_shared_memory(matmul_wgmma<256, 128, 64, 4, true>);
-    if (params == "256x128x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<256, 128, 64, 4, false>);
-    CUDA_CHECK_LAUNCH();
+    // Tensor maps of A in boxes of BM rows x 64 columns and of B in boxes of 64 x 64 (tma_inputs.cuh).
+    const cs::InputMaps maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded);
+    cs::launch_with_shared_memory(kKernels.find(params, cs::rows_are_16_byte_aligned(p)), grid, block,
+                                  shared_bytes, maps.a, maps.b, p.c, p.m, p.n, p.k);
   };
   return launch;
 }

@@ -1,17 +1,15 @@
 // 19_split_k: the tiles of the last round split along K among the blocks, their pieces summed at the end.
 //
 // In stage 18 each block took whole tiles, b, b + G, ...: when the tiles do not divide among the
-// G blocks, the last round has fewer tiles than blocks, and the blocks without one wait for the
-// others. At 4099^3 (561 tiles of 128 x 256, 132 SMs) 33 blocks take a fifth tile while 99 wait:
-// the fifth round costs as much as the other four each, for a quarter of the SMs' work. Here the
-// L tiles of that last round are split along K into P = G / L pieces each, one piece per block
-// (4 pieces of about 16 k-tiles at 4099^3), so every block does 4.25 tiles' worth. A tile's pieces
-// go to consecutive blocks. The block with the first piece stores the tile: each block with a
-// later piece writes its sums to its slot of a scratch buffer and raises a flag; the first waits
-// for those flags, adds the slots to its own sums in order and stores the tile.
-// And where n is odd, every other row of C starts 4 bytes past an 8-byte boundary, where stage 18
-// stored each pair of C as two 4-byte stores: there a lane now stores columns 2q + 1 and 2q + 2 as
-// one 8-byte store, the second taken from the next lane by a shuffle (store_tile).
+// G blocks, the last round has fewer tiles than blocks, and the blocks without one wait. At 4099^3
+// (561 tiles of 128 x 256, 132 SMs) 33 blocks take a fifth tile while 99 wait. Here the L tiles of
+// that last round are split along K into P = G / L pieces each, one per block (4 pieces of about 16
+// k-tiles at 4099^3), so every block does 4.25 tiles' worth. The block with a tile's first piece
+// stores it: each block with a later piece writes its sums to its slot of a scratch buffer and
+// raises a flag; the first waits for those flags and adds the slots to its own sums in order.
+// And where n is odd, every other row of C starts 4 bytes past an 8-byte boundary: there a lane
+// stores columns 2q + 1 and 2q + 2 as one 8-byte store, the second from the next lane by a shuffle
+// (cs::store_row_of_pairs), where stage 18 made two 4-byte stores.
 //
 // Run:  19_split_k --size 4099                        (128x256x64/s4: two consumers)
 //       19_split_k --size 4099 --split never          (whole tiles only: stage 18's schedule)
@@ -23,9 +21,15 @@
 /// @file
 /// @brief Stage 19: stage 18 with the tiles of the last round split along K among the blocks, the
 /// pieces summed through a scratch buffer and flags (chapter: 19_split_k/README.md).
-#include "device_buffer.cuh"
+#include "device_info.cuh"
+#include "kernel_table.cuh"
 #include "matmul_flow.cuh"
-#include "tensor_map.cuh"
+#include "mbarrier.cuh"
+#include "registers.cuh"
+#include "split_k.cuh"
+#include "store_pair.cuh"
+#include "tma.cuh"
+#include "tma_inputs.cuh"
 #include "wgmma.cuh"
 
 #include <cuda.h>
@@ -33,199 +37,31 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 
 // This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
 namespace stage19 {
 
-using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
-
-/// Whether every row of A (k bf16), B (n bf16) and C (n floats) starts on a 16-byte boundary, as a
-/// tensor map needs of A and B: n and k multiples of 8, and the three matrices themselves 16-byte
-/// aligned.
-bool rows_are_16_byte_aligned(const bf16* a, const bf16* b, const float* c, std::int64_t n, std::int64_t k) {
-  const auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-  return n % 8 == 0 && k % 8 == 0 && !misaligned(a) && !misaligned(b) && !misaligned(c);
-}
-
-/// Whether the rows of the bf16 matrix at @p matrix, @p row_length elements each, start on 128-byte
-/// boundaries: the row length a multiple of 64 and the matrix 128-byte aligned. A tensor map needs
-/// 16 bytes; at 128 every 64-column row of a box is one whole 128-byte line of memory, and the copies
-/// run at full speed (rows 16 bytes past a line took 1.6 times as long: chapter 16).
-bool rows_fill_128_byte_lines(const bf16* matrix, std::int64_t row_length) {
-  return row_length % 64 == 0 && reinterpret_cast<std::uintptr_t>(matrix) % 128 == 0;
-}
-
-/// The address of @p pointer in shared memory, as the instructions below take it.
-__device__ __forceinline__ unsigned shared_address(const void* pointer) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
-}
-
-/// Sets up the mbarrier at @p barrier (8 bytes of shared memory): its phase completes when
-/// @p arrivals threads have arrived and every byte they said to expect has landed; then the next
-/// phase begins. One thread, before anyone uses it.
-__device__ __forceinline__ void init_barrier(std::uint64_t* barrier, int arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(arrivals)
-               : "memory");
-}
-
-/// Makes the barriers' initialisation visible to the tensor memory accelerator, which counts bytes
-/// on them through the "async proxy": after init_barrier, before the block barrier that lets the
-/// barriers be used.
-__device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-/// Arrives on @p barrier and tells it that @p bytes more are to land in its current phase.
-__device__ __forceinline__ void arrive_expecting(std::uint64_t* barrier, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)),
-               "r"(bytes)
-               : "memory");
-}
-
-/// Arrives on @p barrier (one of the arrivals its phase waits for), expecting no bytes.
-__device__ __forceinline__ void arrive(std::uint64_t* barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier)) : "memory");
-}
-
-/// Gives back registers: every thread of this warpgroup keeps kRegisters (a multiple of 8 in
-/// [24, 256]). Executed by all four warps of the warpgroup.
-template <int kRegisters>
-__device__ __forceinline__ void release_registers() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
-/// Takes registers: every thread of this warpgroup may use kRegisters (a multiple of 8 in
-/// [24, 256]), once the other warpgroups have given enough back. All four warps of the warpgroup.
-template <int kRegisters>
-__device__ __forceinline__ void claim_registers() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
-/// Waits until the phase of @p barrier whose parity is @p phase (0 or 1: its 1st, 3rd, ... phase
-/// or its 2nd, 4th, ...) has completed. try_wait returns false after a while if not; then again.
-__device__ __forceinline__ void wait_for_phase(std::uint64_t* barrier, int phase) {
-  unsigned done = 0;
-  while (!done)
-    asm volatile(
-        "{\n.reg .pred done;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, done;\n}\n"
-        : "=r"(done)
-        : "r"(shared_address(barrier)), "r"(phase)
-        : "memory");
-}
-
-/// Starts the tensor memory accelerator copying the box of the matrix @p map describes whose first
-/// element is at column @p col, row @p row (past the matrix's edges too: what lies outside is zero)
-/// to @p to in shared memory, laid out and swizzled as the map says; the bytes count on @p barrier
-/// as they land. One thread issues it; the map must be a kernel parameter (__grid_constant__).
-__device__ __forceinline__ void copy_box(void* to, const CUtensorMap& map, int col, int row,
-                                         std::uint64_t* barrier) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(shared_address(to)),
-      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(shared_address(barrier))
-      : "memory");
-}
-
-/// A wgmma matrix descriptor: where a tile of bf16 in shared memory starts and how the tensor core
-/// walks it, in 64 bits. The tile is made of 8-row groups of 128-byte rows stored with the 128-byte
-/// swizzle (see swizzled()); @p group_bytes apart from one group to the next (bits 32-45, in units of
-/// 16 bytes), @p stripe_bytes apart from one 64-column stripe to the next (bits 16-29: B's tile, whose
-/// 128-byte rows run along N, is read across stripes; A's 16 columns lie inside one row, and the
-/// field is not used: 16 by convention), the start address in bits 0-13 and the swizzle mode in bits
-/// 62-63 (1: 128 bytes). The swizzle is applied to the address
-/// bits, so every tile starts on a 1024-byte boundary (base offset 0, bits 49-51).
-__device__ __forceinline__ std::uint64_t matrix_descriptor(const bf16* tile, int stripe_bytes,
-                                                           int group_bytes) {
-  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(tile));
-  return (address & 0x3FFFF) >> 4 | static_cast<std::uint64_t>(stripe_bytes >> 4) << 16 |
-         static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 1ull << 62;
-}
-
-/// Makes this thread's earlier reads and writes of the registers a wgmma accumulates into ordered
-/// before the next wgmma: every thread of the warpgroup, before the first wgmma of a batch.
-__device__ __forceinline__ void fence_sums() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-
-/// Closes the batch of wgmma this warpgroup has issued since its last commit into one group.
-__device__ __forceinline__ void commit_products() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-/// Waits until at most kPending of this warpgroup's committed groups of wgmma are still running:
-/// then the older groups have read their tiles and written their sums.
-template <int kPending>
-__device__ __forceinline__ void wait_for_products() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-
-/// Writes @p low and @p high to columns col and col + 1 of a row, at @p to (the address of column
-/// col, 8-byte aligned), dropping the columns at or past @p row_length: one 8-byte store, or the low
-/// one alone where col + 1 is past the row's end.
-__device__ __forceinline__ void store_pair(float* to, float low, float high, std::int64_t col,
-                                           std::int64_t row_length) {
-  if (col + 1 < row_length)
-    *reinterpret_cast<float2*>(to) = make_float2(low, high);
-  else if (col < row_length)
-    to[0] = low;
-}
-
-/// Sets the flag at @p flag in global memory to @p value, a release at GPU scope: what this thread
-/// wrote before (and what its warp wrote before a __syncwarp and a __threadfence) is seen by any
-/// thread that reads the value with read_flag.
-__device__ __forceinline__ void raise_flag(int* flag, int value) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
-}
-
-/// Waits until the flag at @p flag is raised (nonzero), then fences: this thread's later reads see
-/// what was written before it was raised (a relaxed read in the loop and a fence after it make an
-/// acquire at GPU scope, without one for every read of the loop).
-__device__ __forceinline__ void wait_for_flag(const int* flag) {
-  int value = 0;
-  do asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
-  while (value == 0);
-  __threadfence();
-}
-
-/// Rows of tiles per group in the order the tiles of C are taken (see matmul_wgmma).
+/// Block rows per group in the order blocks take their tiles of C.
 constexpr int kGroupRows = 8;
 
-/// C = A·B with stage 17's tiles, wgmma, TMA copies and roles, in stage 18's persistent grid, the
-/// last round's tiles split along K: block b of G takes the whole tiles b, b + G, ... below
-/// @p whole_tiles (of C in stage 14's order), then piece b of the remaining tiles, each cut into
-/// @p parts pieces along K (tile whole_tiles + b / parts, piece b % parts); warpgroup 0 copies, warpgroups 1
-/// .. kBlockM / 64 each multiply 64 rows of the tile (A is m×k, B is k×n, both bf16; C is m×n, FP32; all
-/// row-major). A and B come as tensor maps, C as a pointer; @p partials holds a tile's sums for each block
-/// (gridDim.x x kBlockM x kBlockN floats) and @p arrived a flag for each consumer warp of each block (zero
-/// before the launch, and left zero after it).
-///
-/// Shared memory is stage 16's ring of kStages
-/// buffers with two mbarriers per buffer: `landed` (its phase completes when the buffer's tile has
-/// landed: one arrival, the producer's, and the tile's bytes) and `freed` (its phase completes when
-/// every consumer warp is done with the buffer). The producer gives back all but 40 registers; its
-/// thread 0 walks the k-tiles of the block's tiles, one after the other: it waits until the next
-/// buffer is freed, then copies the k-tile into it as stage 16 did. Each consumer takes the
-/// registers the producer gave back, and walks the same k-tiles: it waits for a k-tile's `landed`
-/// phase, issues its wgmma, waits until only they are still running, and then each of its warps
-/// arrives on `freed` of the k-tile before, whose products have finished; at a tile's end it waits
-/// for the last products, frees their buffer too, and stores the tile while the producer copies
-/// on. Both sides carry the ring's buffer and phase from one tile to the next. A tile split between
-/// blocks: a block holding a later piece writes its sums to its slot of @p partials instead of C
-/// and raises its warps' flags; the block holding the first piece waits for the next parts - 1
-/// blocks' flags, adds their slots in order and stores the tile. The blocks must all run at once
-/// (the grid is at most one block per SM). There is no block barrier after the barriers
-/// are set up. Sizes and offsets are 64-bit whatever the problem.
+using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
+
+/// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 18's persistent grid, the last
+/// round's tiles split along K: block b of G takes the whole tiles b, b + G, ... below @p whole_tiles,
+/// then piece b % @p parts of tile whole_tiles + b / parts; a later piece's sums go to the block's
+/// slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and left zero
+/// after it), and the first piece's block adds them and stores the tile (chapter 19). The blocks
+/// must all run at once: the grid is at most one block per SM,
+/// the tiles of C taken in groups of kGroupRows rows; no block barrier after the barriers are set
+/// up, and only the stores to C are guarded; sizes and offsets are 64-bit whatever the problem.
 ///
 /// @tparam kBlockM rows of C per block, 64 per consumer warpgroup.
 /// @tparam kBlockN columns of C per block: the N of each wgmma (128 or 256).
 /// @tparam kBlockK the step along K (64: a row of the A tile is 128 bytes, the swizzle's width).
 /// @tparam kStages buffers in the ring: the producer may fill every buffer the consumers have freed.
-/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (rows_are_16_byte_aligned,
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
 ///         checked by the host before the launch): every row of C starts on an 8-byte boundary, and
 ///         no row needs the shuffle; otherwise the stores look at each row's address.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned>
@@ -236,21 +72,16 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   static_assert(kBlockM % 64 == 0, "a warpgroup's wgmma covers 64 rows");
   static_assert(kBlockK == 64 && kBlockN % 64 == 0, "swizzled rows are whole 128-byte stripes");
   static_assert(kStages >= 2, "a ring with a tile on its way besides the one being multiplied");
-  // Registers: the launch reserves the same number for every thread (the most 65536 allow, in
-  // steps of 8); the producer gives all but 40 back, the consumers share them out.
+  // Registers: the launch reserves the same number for every thread; the producer gives all but 40
+  // back, the consumers share them out.
   constexpr int kConsumers = kBlockM / 64;
-  constexpr int kThreads = (kConsumers + 1) * 128;
-  constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8 > 248 ? 248 : 65536 / kThreads / 8 * 8;
   constexpr int kProducerRegisters = 40;
-  constexpr int kConsumerRegisters =
-      (kLaunchRegisters * kThreads - kProducerRegisters * 128) / (kConsumers * 128) / 8 * 8 > 240
-          ? 240
-          : (kLaunchRegisters * kThreads - kProducerRegisters * 128) / (kConsumers * 128) / 8 * 8;
+  constexpr int kConsumerRegisters = cs::consumer_registers(kConsumers, kProducerRegisters);
   // The ring of kStages buffers, in dynamic shared memory from its first 1024-byte boundary (the
   // host asks for 1024 bytes more). Buffer s: the A tile, kBlockM rows of kBlockK bf16, then the B
   // tile, kBlockN / 64 stripes of kBlockK rows of 64 bf16; in every 8 rows of 128 bytes, chunk c of
-  // row r is kept at chunk c XOR (r % 8). Both tiles are multiples of 1024 bytes, so every tile
-  // starts on a 1024-byte boundary, as the swizzle needs.
+  // row r is kept at chunk c XOR (r % 8), as the tensor map's 128-byte swizzle writes them. Both
+  // tiles are multiples of 1024 bytes, so every tile starts on a 1024-byte boundary.
   constexpr int kTileAElements = kBlockM * kBlockK;
   constexpr int kStageElements = kTileAElements + kBlockK * kBlockN;
   constexpr int kStageBytes = kStageElements * static_cast<int>(sizeof(bf16)); // what lands per tile
@@ -294,23 +125,21 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   };
 
   // Computing: block -> warpgroup -> warp -> lane. This warpgroup's 64 rows of the block's tile,
-  // this warp's 16 of them, and this lane's place in each 16 x 8 piece: g = lane / 4 picks its rows,
-  // q = lane % 4 its pair of columns.
+  // this warp's 16 of them, and this lane's place in each 16 x 8 piece: g = lane / 4 picks its rows
+  // (store_row_of_pairs, its columns).
   const int warpgroup = threadIdx.x / 128 - 1; // -1: the producer
   const int warp = threadIdx.x % 128 / 32;
   const int lane = threadIdx.x % 32;
   const int g = lane / 4;
-  const int q = lane % 4;
-
   // Thread 0 sets up the barriers (landed: one arrival, the copier's; freed: one per consumer warp)
   // and makes them visible to the copies.
   const bool copier = threadIdx.x == 0;
   if (copier) {
     for (int s = 0; s < kStages; ++s) {
-      init_barrier(&landed[s], 1);
-      init_barrier(&freed[s], kConsumers * 4);
+      cs::init_barrier(&landed[s], 1); // mbarrier.init
+      cs::init_barrier(&freed[s], kConsumers * 4);
     }
-    fence_barrier_init();
+    cs::fence_barrier_init(); // fence.mbarrier_init
   }
   __syncthreads();
 
@@ -320,16 +149,12 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   const auto copy_tile = [&](int k_tile, int stage) {
     bf16* const tile_a = shared + stage * kStageElements;
     bf16* const tile_b = tile_a + kTileAElements;
-    // LAB 19.copy: as 16.copy
-    // LAB-STUB: static_cast<void>(k_tile), static_cast<void>(tile_a), static_cast<void>(tile_b);
-    // LAB-STUB: static_cast<void>(kStageBytes);
-    arrive_expecting(&landed[stage], kStageBytes);
-    copy_box(tile_a, a_map, k_tile, static_cast<int>(block_row), &landed[stage]);
+    cs::arrive_expecting(&landed[stage], kStageBytes); // mbarrier.arrive.expect_tx
+    cs::copy_box(tile_a, a_map, k_tile, static_cast<int>(block_row), &landed[stage]); // cp.async.bulk.tensor
 #pragma unroll
     for (int stripe = 0; stripe < kBlockN / 64; ++stripe)
-      copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
-               &landed[stage]);
-    // END LAB
+      cs::copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
+                   &landed[stage]);
   };
 
   float sums[kBlockN / 2]; // this lane's 2 x 2 elements of each 16 x 8 piece of the warp's 16 rows
@@ -339,59 +164,28 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     // This warpgroup's 64 rows of the A tile (a whole number of 8-row groups: 1024-byte aligned).
     const bf16* const tile_a = shared + stage * kStageElements + warpgroup * 64 * kBlockK;
     const bf16* const tile_b = shared + stage * kStageElements + kTileAElements;
-    // LAB 19.wgmma: as 16.wgmma
-    // LAB-STUB: static_cast<void>(tile_a), static_cast<void>(tile_b);
-    fence_sums();
+    cs::fence_sums(); // wgmma.fence: the sums' registers are ready for the tensor cores
 #pragma unroll
     for (int i = 0; i < kBlockK; i += 16) {
       // A: 64 rows from column i: 2i bytes into each 128-byte row; 8-row groups 1024 bytes apart.
       // B: 16 rows from row i: 128·i bytes into each stripe; 8-row groups 1024 bytes apart, stripes
       // kBlockK rows of 128 bytes apart.
-      const std::uint64_t a_tile = matrix_descriptor(tile_a + i, 16, 1024);
-      const std::uint64_t b_tile = matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024);
-      cs::wgmma_64xNx16<kBlockN>(sums, a_tile, b_tile);
+      const std::uint64_t a_tile = cs::matrix_descriptor(tile_a + i, 16, 1024);
+      const std::uint64_t b_tile = cs::matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024);
+      cs::wgmma_64xNx16<kBlockN>(sums, a_tile, b_tile); // wgmma.mma_async.sync.aligned.m64nNk16
     }
-    commit_products();
-    // END LAB
+    cs::commit_products(); // wgmma.commit_group
   };
 
-  // Stores this warpgroup's sums, its 64 rows of the tile at block_row, block_col: each 16 x 8 piece
-  // goes to C a pair at a time (rows g and g + 8 of the warp's 16, columns 2q, 2q + 1), one 8-byte
-  // store each, only the columns inside C (store_pair drops the rest). When n is odd, every other
-  // row of C starts 4 bytes past an 8-byte boundary ("shifted"), and there no pair (2q, 2q + 1) is
-  // 8-byte aligned: a lane stores (2q + 1, 2q + 2) instead, column 2q + 2 taken from the next lane
-  // by a shuffle (for the fourth lane, from the first lane's next 8 columns; none after the tile's
-  // last), and the tile's first column goes alone. Every lane shuffles, in every row, whether or
-  // not it stores.
+  // Stores this warpgroup's sums, its 64 rows of the tile at block_row, block_col, a row at a time
+  // (rows g and g + 8 of the warp's 16): one 8-byte store per pair where the row allows it, only the
+  // columns inside C. When n is odd, every other row of C starts 4 bytes past an 8-byte boundary,
+  // and there the lanes realign their pairs by a shuffle (store_row_of_pairs).
   const auto store_tile = [&] {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const std::int64_t row = block_row + warpgroup * 64 + warp * 16 + g + 8 * half;
-      float* const c_row = c + row * n;
-      const bool shifted = !kAligned && reinterpret_cast<std::uintptr_t>(c_row) % 8 != 0;
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-        const std::int64_t col = block_col + j * 8 + 2 * q;
-        const float low = sums[4 * j + 2 * half], high = sums[4 * j + 2 * half + 1];
-        float next = 0.0f; // column col + 2 of this row, for a shifted row
-        if (!kAligned) {
-          const float next_lane = __shfl_sync(0xffffffffu, low, (lane & ~3) | ((q + 1) & 3));
-          const float next_eight =
-              j + 1 < kBlockN / 8 ? __shfl_sync(0xffffffffu, sums[4 * (j + 1) + 2 * half], lane & ~3) : 0.0f;
-          next = q == 3 ? next_eight : next_lane;
-        }
-        if (row >= m) continue;
-        if (!shifted) {
-          store_pair(c_row + col, low, high, col, n);
-        } else {
-          if (j == 0 && q == 0 && col < n) c_row[col] = low;
-          if (j + 1 == kBlockN / 8 && q == 3) {
-            if (col + 1 < n) c_row[col + 1] = high; // its next column is the next tile's
-          } else {
-            store_pair(c_row + col + 1, high, next, col + 1, n);
-          }
-        }
-      }
+      cs::store_row_of_pairs<kAligned>(c + row * n, sums, half, block_col, n, row < m);
     }
   };
   // A split tile's sums, warp by warp: the slot of block b holds, for each of its consumer warps
@@ -415,7 +209,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       slot[j * 32] = make_float4(sums[4 * j], sums[4 * j + 1], sums[4 * j + 2], sums[4 * j + 3]);
     __threadfence();
     __syncwarp();
-    if (lane == 0) raise_flag(&arrived[blockIdx.x * kConsumerWarps + consumer_warp], 1);
+    if (lane == 0) cs::raise_flag(&arrived[blockIdx.x * kConsumerWarps + consumer_warp], 1);
     // END LAB
   };
   // The first piece of a split tile: the later ones are held by the next parts - 1 blocks. For each
@@ -426,7 +220,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     // LAB-STUB: static_cast<void>(slot_of), static_cast<void>(parts);
     for (int block = blockIdx.x + 1; block < static_cast<int>(blockIdx.x) + parts; ++block) {
       int* const flag = &arrived[block * kConsumerWarps + consumer_warp];
-      wait_for_flag(flag);
+      cs::wait_for_flag(flag); // ld.relaxed.gpu in a loop, then a fence
       const float4* const slot = slot_of(block);
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
@@ -443,14 +237,11 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   };
 
   if (warpgroup < 0) {
-    // The producer: keeps 40 registers, and its thread 0 copies every k-tile of the block's tiles
+    // The producer: keeps 40 registers, and its thread 0 copies every k-tile of the block's pieces
     // into the next buffer once the consumers have freed it. The other 127 threads have nothing
     // more to do.
-    release_registers<kProducerRegisters>();
+    cs::release_registers<kProducerRegisters>(); // setmaxnreg.dec
     if (copier) {
-      // LAB 19.producer: for each piece the block takes, its k-tiles into the ring, which runs on
-      // LAB-STUB: static_cast<void>(for_each_piece), static_cast<void>(copy_tile);
-      // LAB-STUB: static_cast<void>(take_tile);
       // On a fresh barrier the wait for parity 1 returns at once (the phase before its first counts
       // as completed), so the first round finds every buffer free. The buffer and the phase run on
       // from one piece to the next: the first k-tiles of the next go into the buffers the
@@ -459,7 +250,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       for_each_piece([&](int tile, int k_begin, int k_end) {
         take_tile(tile);
         for (int t = k_begin; t < k_end; ++t) {
-          wait_for_phase(&freed[stage], phase ^ 1);
+          cs::wait_for_phase(&freed[stage], phase ^ 1); // mbarrier.try_wait.parity
           copy_tile(t * kBlockK, stage);
           if (++stage == kStages) {
             stage = 0;
@@ -467,13 +258,12 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
           }
         }
       });
-      // END LAB
     }
     return;
   }
   // A consumer: takes the registers the producer gave back, then walks the block's pieces and
   // their k-tiles in the producer's order.
-  claim_registers<kConsumerRegisters>();
+  cs::claim_registers<kConsumerRegisters>(); // setmaxnreg.inc
   // LAB 19.consumer: for each piece: its k-tiles as stage 18's, then hand over, gather or store
   // LAB-STUB: static_cast<void>(multiply_stage), static_cast<void>(store_tile);
   // LAB-STUB: static_cast<void>(for_each_piece), static_cast<void>(take_tile);
@@ -484,22 +274,24 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
 #pragma unroll
     for (float& sum : sums) sum = 0.0f; // a new tile of C, or a new piece of one
     for (int t = k_begin; t < k_end; ++t) {
-      wait_for_phase(&landed[stage], phase);
+      cs::wait_for_phase(&landed[stage], phase);
       multiply_stage(stage);
       // k-tile t's products may run on; k-tile t - 1's have finished, so its buffer is free: each
       // warp says so (lane 0 for the warp) once it has waited.
-      wait_for_products<1>();
-      if (t > k_begin && lane == 0) arrive(&freed[previous]);
+      cs::wait_for_products<1>();                                 // wgmma.wait_group 1
+      if (t > k_begin && lane == 0) cs::arrive(&freed[previous]); // mbarrier.arrive
       previous = stage;
       if (++stage == kStages) {
         stage = 0;
         phase ^= 1;
       }
     }
-    // The last k-tile's products too, before the sums are read; then its buffer is free as well,
+    // The last k-tile's products too, before the sums are read (pinned there: the shuffles below
+    // read them, and ptxas would otherwise serialize every wgmma); then its buffer is free as well,
     // and the producer may fill it with the next piece's while this one is stored.
-    wait_for_products<0>();
-    if (lane == 0) arrive(&freed[previous]);
+    cs::wait_for_products<0>();
+    cs::pin_sums(sums);
+    if (lane == 0) cs::arrive(&freed[previous]);
     if (k_begin > 0) return hand_over(); // a later piece of a split tile: its first piece stores it
     if (k_end < k_tiles) gather();       // the first piece of a split tile: add the later ones
     store_tile();
@@ -507,24 +299,17 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   // END LAB
 }
 
-/// A tensor map of a row-major bf16 matrix of @p rows x @p cols at @p matrix, its rows @p pitch
-/// elements apart (16-byte aligned, as the matrix itself), for copies of boxes of @p box_rows rows
-/// by 64 columns (128 bytes: the widest box the 128-byte swizzle takes), landing in shared memory
-/// with that swizzle; the parts of a box outside the matrix land as zeros. Encoded on the host by
-/// the driver's cuTensorMapEncodeTiled (common/tensor_map.cuh), which checks every limit.
-CUtensorMap tensor_map_of(const bf16* matrix, std::int64_t rows, std::int64_t cols, std::int64_t pitch,
-                          int box_rows) {
-  CUtensorMap map;
-  const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)}; // inner first
-  const cuuint64_t row_pitch_bytes[1] = {static_cast<cuuint64_t>(pitch) * sizeof(bf16)};      // the outer's
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_steps[2] = {1, 1}; // every element of the box, none skipped
-  CU_CHECK(cs::tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<bf16*>(matrix),
-                                    sizes, row_pitch_bytes, box, element_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return map;
-}
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t, std::int64_t,
+                               int, int, float*, int*)>
+    kKernels = {
+        {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true>, matmul_wgmma<128, 256, 64, 4, false>},
+        {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true>, matmul_wgmma<128, 256, 64, 3, false>},
+        {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true>, matmul_wgmma<128, 128, 64, 3, false>},
+        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true>, matmul_wgmma<128, 128, 64, 4, false>},
+        {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
+        {"256x128x64/s4", matmul_wgmma<256, 128, 64, 4, true>, matmul_wgmma<256, 128, 64, 4, false>},
+};
 
 /// The stage's own options.
 struct StageOptions {
@@ -543,102 +328,39 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
       "split", &options.split, {"auto", "always", "never"},
       "split the last round's tiles along K among the blocks: where it saves each block enough "
       "k-tiles, wherever the round leaves blocks idle, or never (whole tiles, stage 18's schedule)");
-  cli.add_choice(
-      "params", &options.params,
-      {"128x256x64/s4", "128x256x64/s3", "128x128x64/s3", "128x128x64/s4", "256x128x64/s3", "256x128x64/s4"},
-      "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
-      "(a warpgroup per 64 rows)");
-}
-
-/// The sizes a `--params` set names, "BMxBNxBK/sS".
-struct TileSizes {
-  int block_m = 0; ///< BM: rows of C per block
-  int block_n = 0; ///< BN: columns of C per block
-  int block_k = 0; ///< BK: the step along K
-  int stages = 0;  ///< S: shared-memory buffers in the ring
-};
-
-/// Reads the sizes out of a `--params` set (one of the choices add_stage_options offers).
-TileSizes tile_sizes_of(const std::string& params) {
-  TileSizes sizes;
-  std::sscanf(params.c_str(), "%dx%dx%d/s%d", &sizes.block_m, &sizes.block_n, &sizes.block_k, &sizes.stages);
-  return sizes;
-}
-
-/// The streaming multiprocessors of the GPU this process uses, read from the device (never assumed:
-/// an H100 SXM and an H200 have 132, an H100 PCIe 114); 0 when there is no GPU to ask (`--plan` on
-/// a machine without one).
-int multiprocessors() {
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    static_cast<void>(cudaGetLastError()); // no GPU, or no driver: nothing to launch on
-    return 0;
-  }
-  return count;
-}
-
-/// A split of the last round must save each block at least this many k-tiles to be taken by
-/// `--split auto`: a split tile's sums go through the scratch buffer and back, and the block that
-/// gathers them waits for the slowest of the blocks it gathers from. Nor does `auto` split where
-/// there are fewer tiles than blocks: there every piece is short, and at 1024^3 (32 tiles in four
-/// pieces of 4 k-tiles) the split was measured 6% slower than whole tiles (chapter 19).
-constexpr std::int64_t kSplitSavesAtLeast = 4;
-
-/// How the tiles are shared out among the blocks.
-struct Schedule {
-  std::int64_t blocks = 0;       ///< blocks in the grid
-  std::int64_t whole_tiles = 0;  ///< tiles taken whole, b, b + G, ... (a multiple of the blocks, or all)
-  std::int64_t parts = 1;        ///< pieces each of the other tiles is split into along K
-  std::int64_t most_k_tiles = 0; ///< the most k-tiles a block takes
-};
-
-/// The schedule of @p tiles tiles of @p k_tiles k-tiles each on at most @p blocks blocks: the full
-/// rounds in whole tiles, as stage 18 took them, and the L tiles of the last round, if any, split
-/// into min(G / L, k_tiles) pieces along K, one per block. Whole tiles only where that is fewer than
-/// two pieces, with `never`, or (`auto`) where there is no full round or the split saves a block
-/// fewer than kSplitSavesAtLeast k-tiles.
-Schedule schedule_of(std::int64_t tiles, std::int64_t k_tiles, std::int64_t blocks,
-                     const std::string& split) {
-  const std::int64_t rounds = tiles / blocks, last = tiles % blocks;
-  const Schedule whole{std::min(blocks, tiles), tiles, 1, (rounds + (last > 0)) * k_tiles};
-  const std::int64_t parts = last > 0 ? std::min(blocks / last, k_tiles) : 1;
-  if (split == "never" || parts < 2) return whole;
-  const std::int64_t most = rounds * k_tiles + (k_tiles + parts - 1) / parts;
-  if (split == "auto" && (rounds == 0 || whole.most_k_tiles - most < kSplitSavesAtLeast)) return whole;
-  return {blocks, rounds * blocks, parts, most};
+  cli.add_choice("params", &options.params, kKernels.params(),
+                 "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
+                 "(a warpgroup per 64 rows)");
 }
 
 /// Plans the launch: a persistent 1-D grid of at most one block per SM, of BM / 64 + 1 warpgroups,
-/// and the schedule of the tiles (schedule_of), tiles = ceil(m / BM)·ceil(n / BN).
+/// and the schedule of the tiles (cs::schedule_of), tiles = ceil(m / BM)·ceil(n / BN).
 cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   const std::string params = options.params;
-  const TileSizes tile = tile_sizes_of(params);
+  const cs::TileSizes tile = cs::tile_sizes_of(params, "BMxBNxBK/sS");
   const std::int64_t blocks_x = (shape.n + tile.block_n - 1) / tile.block_n;
   const std::int64_t blocks_y = (shape.m + tile.block_m - 1) / tile.block_m;
   const std::int64_t tiles = blocks_x * blocks_y;
   cs::grid_of(tiles); // the kernel counts tiles in an int
-  const int sms = multiprocessors();
+  const int sms = cs::multiprocessor_count();
   const std::int64_t k_steps = (shape.k + tile.block_k - 1) / tile.block_k;
   // The blocks: one per SM, or --blocks but no more than the SMs; with no GPU to ask and no
   // --blocks, the plan assumes one block per tile.
   const std::int64_t blocks = options.blocks > 0 ? (sms > 0 ? std::min(options.blocks, sms) : options.blocks)
                               : sms > 0          ? sms
                                                  : tiles;
-  const Schedule schedule = schedule_of(tiles, k_steps, blocks, options.split);
+  const cs::Schedule schedule = cs::schedule_of(tiles, k_steps, blocks, options.split);
   const dim3 grid = cs::grid_of(schedule.blocks);
+  const std::string grid_for =
+      options.blocks > 0 ? std::to_string(blocks) + " blocks (--blocks, at most one per SM)"
+      : sms > 0          ? std::to_string(sms) + " SMs (read from the GPU)"
+                         : "the SMs of the GPU (none found: the plan shows one block per tile)";
   const int warpgroups = tile.block_m / 64 + 1; // the consumers and the producer
   const dim3 block(static_cast<unsigned>(warpgroups * 128));
-  // Each block loads its BM rows of A and BN columns of B once, BK at a time, for BM x BN elements of C.
-  const std::int64_t loads_per_element =
-      (k_steps * tile.block_k * (tile.block_m + tile.block_n) + tile.block_m * tile.block_n / 2) /
-      (tile.block_m * tile.block_n);
-  // The ring: S buffers of an A tile and a B tile, bf16, swizzled, no padding; 1024 bytes more, to
+  // The ring: S buffers of an A tile and a B tile, bf16, swizzled by the TMA; 1024 bytes more, to
   // start it on a 1024-byte boundary.
   const std::size_t buffer_bytes = sizeof(bf16) * (tile.block_m * tile.block_k + tile.block_k * tile.block_n);
   const std::size_t shared_bytes = tile.stages * buffer_bytes + 1024;
-  // cudaMalloc aligns A, B and C themselves (256 bytes), so n and k decide where their rows start.
-  const bool whole_lines = shape.n % 64 == 0 && shape.k % 64 == 0;
   cs::Bf16MatmulLaunch launch;
   launch.name = "split_k_" + params;
   launch.what = "stage 18's persistent grid, the last round's tiles split along K among the blocks";
@@ -647,119 +369,44 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.shared_bytes = shared_bytes + 2 * tile.stages * sizeof(std::uint64_t); // and the barriers
   launch.notes = {
       std::to_string(tiles) + " tiles of C, " + std::to_string(tile.block_m) + " rows x " +
-          std::to_string(tile.block_n) + " columns, for " +
-          (options.blocks > 0 ? std::to_string(blocks) + " blocks (--blocks, at most one per SM)"
-           : sms > 0          ? std::to_string(sms) + " SMs (read from the GPU)"
-                     : std::string("the SMs of the GPU (none found: the plan shows one block per tile)")) +
-          ", the tiles taken in groups of " + std::to_string(kGroupRows) +
-          " rows of tiles, down each column of a group before the next; warpgroup 0 copies, consumer "
-          "warpgroup g (warpgroup g + 1, 4 warps) owns rows 64g .. 64g + 63, warp w of it 16 of those",
-      schedule.whole_tiles == tiles
-          ? "every block takes whole tiles, b, b + G, b + 2G, ... of the grid's G = " +
-                std::to_string(schedule.blocks) + " (at most " + std::to_string(schedule.most_k_tiles) +
-                " k-tiles each): " +
-                (tiles % blocks == 0        ? std::string("the tiles divide among the blocks")
-                 : options.split == "never" ? std::string("--split never")
-                 : tiles % blocks * 2 > blocks || k_steps < 2
-                     ? std::string("the last round leaves too few blocks idle to split its tiles in two")
-                 : tiles < blocks ? std::string("fewer tiles than blocks (--split always splits them)")
-                                  : "a split would save a block fewer than " +
-                                        std::to_string(kSplitSavesAtLeast) + " k-tiles")
-          : "block b of G = " + std::to_string(schedule.blocks) +
-                " takes the whole tiles b, b + G, ... below " + std::to_string(schedule.whole_tiles) +
-                "; the last round's " + std::to_string(tiles - schedule.whole_tiles) +
-                " tiles are split into " + std::to_string(schedule.parts) +
-                " pieces along K each, one per block (block b: piece b % " + std::to_string(schedule.parts) +
-                " of tile " + std::to_string(schedule.whole_tiles) + " + b / " +
-                std::to_string(schedule.parts) + "): at most " + std::to_string(schedule.most_k_tiles) +
-                " k-tiles per block instead of " + std::to_string((tiles + blocks - 1) / blocks * k_steps) +
-                "; a tile's pieces are summed through a scratch buffer of G x " +
-                std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) + " floats (" +
-                std::to_string(schedule.blocks * tile.block_m * tile.block_n * 4 / 1024) +
-                " KB) and a flag per consumer warp of each block",
-      "per 16 along K a consumer issues one wgmma.mma_async m64n" + std::to_string(tile.block_n) +
-          "k16 on two shared-memory descriptors (A 64 x 16, B 16 x " + std::to_string(tile.block_n) +
-          ", 128-byte swizzle); a lane holds " + std::to_string(tile.block_n / 2) + " FP32 sums",
+          std::to_string(tile.block_n) + " columns, for " + grid_for + ", taken in groups of " +
+          std::to_string(kGroupRows) +
+          " rows, down each column of a group before the next; warpgroup 0 copies, consumer warpgroup g "
+          "(warpgroup g + 1) owns rows 64g .. 64g + 63: per 16 along K one wgmma.mma_async m64n" +
+          std::to_string(tile.block_n) + "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread",
+      cs::schedule_note(schedule, tiles, k_steps, blocks, options.split, tile.block_m, tile.block_n),
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
           std::to_string(buffer_bytes) +
-          " bytes and two mbarriers each (landed, freed); the producer's "
-          "thread 0 copies a k-tile with " +
-          std::to_string(1 + tile.block_n / 64) + " TMA boxes (A " + std::to_string(tile.block_m) +
-          " x 64, B 64 x 64 per stripe) once its buffer is freed; a "
-          "consumer waits for landed, issues its wgmma, waits for the k-tile before's and frees its buffer; "
-          "at a tile's end it frees the last one too and stores C while the producer copies the next tile's",
+          " bytes and two mbarriers each (landed, freed); the producer's thread 0 copies a k-tile with " +
+          std::to_string(1 + tile.block_n / 64) +
+          " TMA boxes once its buffer is freed; a consumer waits for "
+          "landed, issues its wgmma, waits for the k-tile before's and frees its buffer; at a tile's end it "
+          "frees the last one too and stores C while the producer copies the next tile's",
       "registers (setmaxnreg): the producer keeps 40 per thread, the " + std::to_string(warpgroups - 1) +
-          " consumers share the rest of the " + std::to_string(65536 / (warpgroups * 128) / 8 * 8) +
+          " consumers share the rest of the " + std::to_string(cs::launch_registers(warpgroups * 128)) +
           " per thread the launch reserves",
-      "global loads per element of C: about K/" + std::to_string(tile.block_m) + " + K/" +
-          std::to_string(tile.block_n) + " = " + std::to_string(loads_per_element) + " bf16, in steps of " +
-          std::to_string(tile.block_k) + " along K",
-      std::string(whole_lines
-                      ? "n and k are multiples of 64, so the rows of A and B fill whole 128-byte lines: the "
-                        "tensor maps take A and B where they are"
-                      : "n or k is not a multiple of 64: A or B (or both) is first copied into rows padded "
-                        "to a multiple of 64, as a tensor map needs 16-byte rows and runs at full speed on "
-                        "whole 128-byte lines (in every timed run)") +
+      cs::input_maps_note(shape) +
           (shape.n % 2 == 0 ? "; a pair of C is one 8-byte store"
                             : "; n is odd: every other row of C starts 4 bytes past an 8-byte boundary, and "
                               "there a lane stores columns 2q + 1 and 2q + 2, the second from the next lane "
                               "(a shuffle), as one 8-byte store")};
   launch.index_width_from_host = false;
-  // The padded copies of A and B, when their rows need them: allocated at the first run, kept.
-  const auto padded_a = std::make_shared<cs::DeviceBuffer<bf16>>(0);
-  const auto padded_b = std::make_shared<cs::DeviceBuffer<bf16>>(0);
-  // The scratch buffer and the flags for split tiles, when the schedule splits any: allocated at
-  // the first run and kept, the flags zeroed then; every launch leaves them zero.
+  // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
+  const auto padded = std::make_shared<cs::PaddedInputs>();
+  // The scratch buffer and the flags for split tiles, when the schedule splits any.
+  const auto scratch = std::make_shared<cs::SplitScratch>();
   const std::size_t partial_count =
       schedule.whole_tiles < tiles ? static_cast<std::size_t>(schedule.blocks * tile.block_m * tile.block_n)
                                    : 0;
   const std::size_t flag_count = static_cast<std::size_t>(schedule.blocks * tile.block_m / 64 * 4);
-  const auto partials = std::make_shared<cs::DeviceBuffer<float>>(0);
-  const auto arrived = std::make_shared<cs::DeviceBuffer<int>>(0);
   const int whole_tiles = static_cast<int>(schedule.whole_tiles), parts = static_cast<int>(schedule.parts);
   launch.run = [=](const cs::Bf16MatmulArgs& p) {
-    if (partials->size() < partial_count) {
-      *partials = cs::DeviceBuffer<float>(partial_count);
-      *arrived = cs::DeviceBuffer<int>(flag_count);
-      CUDA_CHECK(cudaMemset(arrived->get(), 0, arrived->bytes()));
-    }
-    // Tensor maps of A and of B where they are when their rows fill whole 128-byte lines, else of
-    // copies with rows padded to a multiple of 64; A in boxes of BM rows x 64 columns, B of 64 x 64.
-    const bool aligned = rows_are_16_byte_aligned(p.a, p.b, p.c, p.n, p.k);
-    const bool a_in_place = rows_fill_128_byte_lines(p.a, p.k),
-               b_in_place = rows_fill_128_byte_lines(p.b, p.n);
-    const std::int64_t a_pitch = a_in_place ? p.k : (p.k + 63) / 64 * 64,
-                       b_pitch = b_in_place ? p.n : (p.n + 63) / 64 * 64;
-    const bf16* const a = a_in_place ? p.a : cs::padded_copy(p.a, p.m, p.k, a_pitch, *padded_a);
-    const bf16* const b = b_in_place ? p.b : cs::padded_copy(p.b, p.k, p.n, b_pitch, *padded_b);
-    const CUtensorMap a_map = tensor_map_of(a, p.m, p.k, a_pitch, tile.block_m);
-    const CUtensorMap b_map = tensor_map_of(b, p.k, p.n, b_pitch, tile.block_k);
-    // More than 48 KB of dynamic shared memory per block needs the kernel's opt-in, before its launch.
-    const auto launch_with_shared_memory = [&](auto kernel) {
-      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared_bytes)));
-      kernel<<<grid, block, shared_bytes>>>(a_map, b_map, p.c, p.m, p.n, p.k, whole_tiles, parts,
-                                            partials->get(), arrived->get());
-    };
-    if (params == "128x256x64/s4" && aligned) launch_with_shared_memory(matmul_wgmma<128, 256, 64, 4, true>);
-    if (params == "128x256x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 256, 64, 4, false>);
-    if (params == "128x256x64/s3" && aligned) launch_with_shared_memory(matmul_wgmma<128, 256, 64, 3, true>);
-    if (params == "128x256x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 256, 64, 3, false>);
-    if (params == "128x128x64/s3" && aligned) launch_with_shared_memory(matmul_wgmma<128, 128, 64, 3, true>);
-    if (params == "128x128x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 128, 64, 3, false>);
-    if (params == "128x128x64/s4" && aligned) launch_with_shared_memory(matmul_wgmma<128, 128, 64, 4, true>);
-    if (params == "128x128x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<128, 128, 64, 4, false>);
-    if (params == "256x128x64/s3" && aligned) launch_with_shared_memory(matmul_wgmma<256, 128, 64, 3, true>);
-    if (params == "256x128x64/s3" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<256, 128, 64, 3, false>);
-    if (params == "256x128x64/s4" && aligned) launch_with_shared_memory(matmul_wgmma<256, 128, 64, 4, true>);
-    if (params == "256x128x64/s4" && !aligned)
-      launch_with_shared_memory(matmul_wgmma<256, 128, 64, 4, false>);
-    CUDA_CHECK_LAUNCH();
+    scratch->reserve(partial_count, flag_count);
+    // Tensor maps of A in boxes of BM rows x 64 columns and of B in boxes of 64 x 64 (tma_inputs.cuh).
+    const cs::InputMaps maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded);
+    cs::launch_with_shared_memory(kKernels.find(params, cs::rows_are_16_byte_aligned(p)), grid, block,
+                                  shared_bytes, maps.a, maps.b, p.c, p.m, p.n, p.k, whole_tiles, parts,
+                                  scratch->partials(), scratch->flags());
   };
   return launch;
 }

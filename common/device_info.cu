@@ -145,4 +145,14 @@ void require_device_memory(const DeviceInfo& info, std::size_t bytes, const std:
   }
 }
 
+int multiprocessor_count() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError()); // no GPU, or no driver: nothing to launch on
+    return 0;
+  }
+  return count;
+}
+
 } // namespace cs

@@ -141,6 +141,11 @@ DeviceInfo pick_device(int index);
 /// Prints the device's properties and derived peaks (the original tutorial's printDeviceProp).
 void print_device_info(const DeviceInfo& info);
 
+/// The streaming multiprocessors of the GPU this process uses, read from the device (never assumed:
+/// an H100 SXM and an H200 have 132, an H100 PCIe 114); 0 when there is no GPU to ask (`--plan` on a
+/// machine without one). For the persistent grids (stage 18 on), one block per SM.
+int multiprocessor_count();
+
 /// Exits with `error: ...` (exit 2) when @p bytes of device memory cannot be had on @p info's
 /// device; @p what names the allocation. Call it before allocating.
 void require_device_memory(const DeviceInfo& info, std::size_t bytes, const std::string& what);

@@ -65,6 +65,20 @@ void with_index_type(const MatmulArgsOf<Input>& p, Launch&& launch) {
     launch(p.m, p.n, p.k);
 }
 
+/// Whether every row of A (k elements), B (n) and C (n floats) starts on a 16-byte boundary, so that
+/// 16 bytes of a row that start at a multiple of 16 bytes are one load, copy or store: n and k
+/// multiples of 16 / sizeof(Input) (4 floats, 8 bf16), and the three matrices themselves 16-byte
+/// aligned (cudaMalloc aligns them to 256). A stage with a 16-byte path checks this before each launch.
+template <typename Input>
+bool rows_are_16_byte_aligned(const MatmulArgsOf<Input>& p) {
+  constexpr std::int64_t kPerChunk = 16 / sizeof(Input);
+  const auto misaligned = [](const void* pointer) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0;
+  };
+  return p.n % kPerChunk == 0 && p.k % kPerChunk == 0 && !misaligned(p.a) && !misaligned(p.b) &&
+         !misaligned(p.c);
+}
+
 /// What a launch looks like, whatever the element type: its geometry and what the report calls it.
 struct LaunchPlan {
   std::string name;               ///< the variant's name in the report, e.g. "tiled32"

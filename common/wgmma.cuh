@@ -1,15 +1,75 @@
 #pragma once
 /// @file
-/// @brief The wgmma.mma_async instruction for bf16 A and B with FP32 sums, B read "transposed" (its
-/// rows along N), as the Hopper stages (14 onwards) issue it: the instruction and its register list,
-/// nothing else. How a stage describes its tiles, fences, commits and waits is that stage's lesson.
+/// @brief Hopper's wgmma.mma_async for bf16 A and B with FP32 sums, B read "transposed" (its rows
+/// along N), and what goes with it: the matrix descriptors that tell the tensor cores how a tile
+/// lies in shared memory, the fences, and the commits and waits of the instruction's groups
+/// (chapter 14 walks through them; chapter 15 waits for all but the newest group; chapter 19 pins
+/// the sums after the last wait).
 ///
 /// wgmma exists on compute capability 9.0 alone, in code built for the sm_90a target: include this
 /// only in a stage built that way (cs_require_architecture(<target> 90a)).
 
+#include <cuda_bf16.h>
+
 #include <cstdint>
 
 namespace cs {
+
+/// A wgmma matrix descriptor: where a tile of bf16 in shared memory starts and how the tensor core
+/// walks it, in 64 bits. The tile is made of 8-row groups of 128-byte rows stored with the 128-byte
+/// swizzle (swizzle.cuh); @p group_bytes apart from one group to the next (bits 32-45, in units of
+/// 16 bytes), @p stripe_bytes apart from one 64-column stripe to the next (bits 16-29: B's tile, whose
+/// 128-byte rows run along N, is read across stripes; A's 16 columns lie inside one row, and the
+/// field is not used: 16 by convention), the start address in bits 0-13 and the swizzle mode in bits
+/// 62-63 (1: 128 bytes). The swizzle is applied to the address bits, so every tile starts on a
+/// 1024-byte boundary (base offset 0, bits 49-51).
+__device__ __forceinline__ std::uint64_t matrix_descriptor(const __nv_bfloat16* tile, int stripe_bytes,
+                                                           int group_bytes) {
+  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(tile));
+  return (address & 0x3FFFF) >> 4 | static_cast<std::uint64_t>(stripe_bytes >> 4) << 16 |
+         static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 1ull << 62;
+}
+
+/// Orders this thread's earlier writes to shared memory (plain stores and cp.async copies, made
+/// through the "generic proxy") before later reads of it through the "async proxy" (the tensor
+/// cores' wgmma, the TMA's stores): `fence.proxy.async.shared::cta`. A write one proxy made is not
+/// promised to be seen by the other without it. Every thread that wrote runs it, before the
+/// barrier that hands the memory over.
+__device__ __forceinline__ void fence_for_async_proxy() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/// Makes this thread's earlier reads and writes of the registers a wgmma accumulates into ordered
+/// before the next wgmma (`wgmma.fence`): every thread of the warpgroup, before the first wgmma of
+/// a batch.
+__device__ __forceinline__ void fence_sums() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+/// Closes the batch of wgmma this warpgroup has issued since its last commit into one group
+/// (`wgmma.commit_group`).
+__device__ __forceinline__ void commit_products() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/// Waits until at most kPending of this warpgroup's committed groups of wgmma are still running
+/// (`wgmma.wait_group`): then the older groups have read their tiles and written their sums.
+template <int kPending>
+__device__ __forceinline__ void wait_for_products() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Pins the registers of @p sums at this point of the program: an empty instruction that reads and
+/// writes each of them, so the compiler moves no other read of them above it. Called right after
+/// the wait that sees the last group finish, it tells the compiler what the hardware needs, that
+/// nothing but wgmma touches the sums while a group may still write them; without it, ptxas may
+/// find a later read (a shuffle, say) it cannot place safely, and then runs every wgmma of the
+/// kernel serialized ("C7514: wgmma.mma_async instructions are serialized").
+template <int kCount>
+__device__ __forceinline__ void pin_sums(float (&sums)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(sums[i])::"memory");
+}
 
 /// sums += A·B for a 64 x kN piece of C, issued by a whole warpgroup (4 consecutive warps, the first
 /// a multiple of 4), asynchronously: wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16.

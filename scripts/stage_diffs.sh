@@ -7,7 +7,11 @@
 #   <!-- /stage-diff -->
 # `scripts/stage_diffs.sh` rewrites what is between them with `diff -u` of the two files, and the
 # count in "<N> lines removed or added in all" (as `diff A B | grep -c '^[<>]'` counts them) where
-# the chapter has that phrase and one diff;
+# the chapter has that phrase and one diff. A chapter that walks through a header of common/ (the
+# instruction wrappers its stage introduces) shows it the same way, whole, from the source:
+#   <!-- listing: common/mbarrier.cuh -->
+#   ...generated...
+#   <!-- /listing -->
 # `scripts/stage_diffs.sh --check` changes nothing and fails when any chapter is stale (a CTest
 # test runs it).
 set -euo pipefail
@@ -28,7 +32,13 @@ render() { # chapter -> the chapter with every marked block regenerated, on stdo
       inside=1
       blocks=$((blocks + 1))
       changed=$(cd "$root" && diff "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" | grep -c '^[<>]' || true)
-    elif [[ $line == '<!-- /stage-diff -->' ]]; then
+    elif [[ $line =~ ^\<\!--\ listing:\ ([^ ]+)\ --\>$ ]]; then
+      printf '%s\n' "$line"
+      printf '```cpp\n'
+      cat "$root/${BASH_REMATCH[1]}"
+      printf '```\n'
+      inside=1
+    elif [[ $line == '<!-- /stage-diff -->' || $line == '<!-- /listing -->' ]]; then
       printf '%s\n' "$line"
       inside=0
     elif ((!inside)); then
@@ -39,7 +49,7 @@ render() { # chapter -> the chapter with every marked block regenerated, on stdo
 
 stale=0
 for chapter in "$root"/[0-9][0-9]_*/README.md; do
-  grep -q '^<!-- stage-diff: ' "$chapter" || continue
+  grep -q '^<!-- \(stage-diff\|listing\): ' "$chapter" || continue
   fresh=$(mktemp)
   render "$chapter" >"$fresh"
   # One diff in the chapter: the prose's count of its lines is that diff's.
@@ -57,5 +67,5 @@ for chapter in "$root"/[0-9][0-9]_*/README.md; do
   fi
   rm -f "$fresh"
 done
-((check)) && ((stale == 0)) && echo "every stage diff in the chapters is current"
+((check)) && ((stale == 0)) && echo "every stage diff and listing in the chapters is current"
 exit $stale

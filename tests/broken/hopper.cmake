@@ -1,15 +1,18 @@
 # Stage 14's new hazard: the matrix descriptors, which tell the tensor cores how a tile lies in shared
 # memory; stage 15's: the asynchrony of wgmma, whose reads of a tile run on after the instruction is
-# issued; stage 16's: the tensor maps and the mbarriers that count the TMA's bytes, where a mistake
-# may hang rather than fail (hang_or_fail.sh); stage 17's: the buffers handed back and forth between
-# the producer and the consumers on the freed barriers; stage 18's: the ring and the sums carried
-# from one tile of C to the next; stage 19's: the pieces of a split tile handed over between blocks.
+# issued; stage 16's: the tensor maps, the padded copies of A and B, and the mbarriers that count the
+# TMA's bytes, where a mistake may hang rather than fail (hang_or_fail.sh); stage 17's: the buffers
+# handed back and forth between the producer and the consumers on the freed barriers; stage 18's:
+# the ring and the sums carried from one tile of C to the next; stage 19's: the pieces of a split
+# tile handed over between blocks, in one launch and from one launch to the next, and the shuffled
+# stores of rows off 8-byte boundaries; stage 20's: the staging buffers the TMA stores read; stage
+# 21's: the rows of C off 16-byte boundaries, stored through a warp's own staging.
 # (Included from tests/broken/CMakeLists.txt;
 # cs_add_broken_copy is defined in tensor_cores.cmake.)
 
 if(TARGET 14_wgmma)
   # The descriptors say "no swizzle" while the tiles are stored swizzled.
-  cs_add_broken_copy(wg_descriptor_unswizzled 14_wgmma PARAMS 256x128x64/s4
+  cs_add_broken_copy(wg_descriptor_unswizzled 14_wgmma PARAMS 256x128x64/s4 IN common/wgmma.cuh
     FIND "static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 1ull << 62"
     REPLACE "static_cast<std::uint64_t>(group_bytes >> 4) << 32 | 0ull << 62")
   # B's stripes said to be half as far apart as they are: columns 64 .. 127 read from the middle of
@@ -48,7 +51,8 @@ endif()
 if(TARGET 16_tma)
   # The tensor maps without the swizzle the descriptors describe: the tiles land in plain rows, and
   # the tensor cores read them as if swizzled.
-  cs_add_broken_copy(tma_map_unswizzled 16_tma PARAMS 256x128x64/s4 FIND "CU_TENSOR_MAP_SWIZZLE_128B" REPLACE "CU_TENSOR_MAP_SWIZZLE_NONE")
+  cs_add_broken_copy(tma_map_unswizzled 16_tma PARAMS 256x128x64/s4 IN common/tma_inputs.cuh
+    FIND "swizzle = CU_TENSOR_MAP_SWIZZLE_128B" REPLACE "swizzle = CU_TENSOR_MAP_SWIZZLE_NONE")
   foreach(size "136|72|88" "131|67|71")
     string(REPLACE "|" ";" mnk "${size}")
     list(POP_FRONT mnk m n k)
@@ -66,6 +70,14 @@ if(TARGET 16_tma)
   cs_add_broken_copy(tma_expect_a_only 16_tma PARAMS 256x128x64/s4
     FIND "arrive_expecting(&landed[stage], kStageBytes)"
     REPLACE "arrive_expecting(&landed[stage], kStageBytes - kBlockK * kBlockN * static_cast<int>(sizeof(bf16)))")
+  # The padded copies of A and B (common/tma_inputs.cuh, from this stage on) read four bytes at a time
+  # wherever a chunk lies inside its row, whether or not its first element is on a 4-byte boundary:
+  # for an odd row length, every other row of A is read at an odd address of 2-byte elements, which
+  # the GPU refuses (a misaligned address error, which the flow reports).
+  cs_add_broken_copy(padded_copy_words_anywhere 16_tma PARAMS 256x128x64/s4 IN common/tma_inputs.cuh
+    FIND " && reinterpret_cast<std::uintptr_t>(from + at) % 4 == 0" REPLACE "")
+  cs_add_run_test(broken_padded_copy_words_anywhere.caught_131x67x71 broken_padded_copy_words_anywhere GPU
+                  ARGS --m 131 --n 67 --k 71 --reps 1 --warmup 0 PASS_REGEX "misaligned address")
   foreach(broken tma_phase_kept tma_expect_a_only)
     add_test(NAME broken_${broken}.caught_264x136x1000
              COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
@@ -80,8 +92,8 @@ if(TARGET 17_warp_specialized)
   # the next tile's copy may land while the tensor cores still read the buffer. A race, which shows
   # only where a copy overtakes the products (racecheck does not watch wgmma's reads or TMA's writes).
   cs_add_broken_copy(ws_freed_early 17_warp_specialized PARAMS 128x256x64/s4 128x256x64/s3
-    FIND "if (t > 0 && lane == 0) arrive(&freed[previous])" REPLACE "static_cast<void>(previous)"
-    FIND "multiply_stage(stage)" REPLACE "multiply_stage(stage), lane == 0 ? arrive(&freed[stage]) : void()")
+    FIND "if (t > 0 && lane == 0) cs::arrive(&freed[previous])" REPLACE "static_cast<void>(previous)"
+    FIND "multiply_stage(stage)" REPLACE "multiply_stage(stage), lane == 0 ? cs::arrive(&freed[stage]) : void()")
   cs_add_run_test(broken_ws_freed_early.caught_1024 broken_ws_freed_early GPU
                   ARGS --size 1024 --reps 1 PASS_REGEX "Result = FAIL")
   cs_add_run_test(broken_ws_freed_early.caught_long_k broken_ws_freed_early GPU
@@ -117,7 +129,7 @@ if(TARGET 18_persistent)
   # second tile on they wait on the wrong buffers (5 k-tiles a tile, 4 buffers). Either may hang or
   # fail (hang_or_fail.sh).
   cs_add_broken_copy(persistent_last_kept 18_persistent PARAMS 128x256x64/s4
-    FIND "if (lane == 0) arrive(&freed[previous])" REPLACE "static_cast<void>(previous)")
+    FIND "if (lane == 0) cs::arrive(&freed[previous])" REPLACE "static_cast<void>(previous)")
   cs_add_broken_copy(persistent_ring_restart 18_persistent PARAMS 128x256x64/s4
     FIND "\n    take_tile(tile)" REPLACE "\n    stage = phase = previous = 0, take_tile(tile)")
   foreach(broken persistent_last_kept persistent_ring_restart)
@@ -134,7 +146,7 @@ if(TARGET 19_split_k)
   # flags. At most sizes the pieces end together and the slots are written in time; not here: one
   # tile of ten k-tiles on three blocks (pieces of 3, 3 and 4 k-tiles), the gathering block's piece
   # the shortest, and one launch with no warm-up, so that the slots it reads have never been written.
-  cs_add_broken_copy(split_k_no_wait 19_split_k PARAMS 128x256x64/s4 FIND "wait_for_flag(flag)" REPLACE "static_cast<void>(flag)")
+  cs_add_broken_copy(split_k_no_wait 19_split_k PARAMS 128x256x64/s4 FIND "cs::wait_for_flag(flag)" REPLACE "static_cast<void>(flag)")
   cs_add_run_test(broken_split_k_no_wait.caught_128x256x640 broken_split_k_no_wait GPU
                   ARGS --m 128 --n 256 --k 640 --blocks 3 --split always --reps 1 --warmup 0
                   PASS_REGEX "Result = FAIL")
@@ -144,10 +156,21 @@ if(TARGET 19_split_k)
     FIND "block < static_cast<int>(blockIdx.x) + parts" REPLACE "block < static_cast<int>(blockIdx.x) + parts - 1")
   cs_add_run_test(broken_split_k_gather_short.caught_131x300x200 broken_split_k_gather_short GPU
                   ARGS --m 131 --n 300 --k 200 --blocks 3 --split always --reps 1 PASS_REGEX "Result = FAIL")
+  # The flag of a piece not lowered after the gathering block has read it: the next launch finds it
+  # raised, and reads the slot before the block holding the piece has written it again. Each
+  # launch on its own is right, and so is a second launch on the same inputs (the slot holds the
+  # same sums): the flow's checked launch follows timed launches on -A, so the stale slot holds the
+  # negated piece. One timed run and the checked one, at the size above where the gathering
+  # block's piece is the shortest.
+  cs_add_broken_copy(split_k_flag_kept 19_split_k PARAMS 128x256x64/s4
+    FIND "if (lane == 0) *flag = 0" REPLACE "static_cast<void>(flag)")
+  cs_add_run_test(broken_split_k_flag_kept.caught_128x256x640 broken_split_k_flag_kept GPU
+                  ARGS --m 128 --n 256 --k 640 --blocks 3 --split always --reps 1 --warmup 0
+                  PASS_REGEX "Result = FAIL")
   # A shifted row of C (n odd) where the fourth lane of each four takes column 2q + 2 from the next
   # lane, as the others do, instead of from the first lane's next 8 columns: every eighth column of
   # every other row wrong.
-  cs_add_broken_copy(split_k_shuffle_wrong_lane 19_split_k PARAMS 128x256x64/s4
+  cs_add_broken_copy(split_k_shuffle_wrong_lane 19_split_k PARAMS 128x256x64/s4 IN common/store_pair.cuh
     FIND "next = q == 3 ? next_eight : next_lane" REPLACE "next = next_lane + 0.0f * next_eight")
   cs_add_run_test(broken_split_k_shuffle_wrong_lane.caught_131x67x71 broken_split_k_shuffle_wrong_lane GPU
                   ARGS --m 131 --n 67 --k 71 --reps 1 PASS_REGEX "Result = FAIL")
@@ -160,9 +183,9 @@ if(TARGET 20_tma_store)
   # races, each a piece of C that may leave with another piece's values. Many tiles per block, rows
   # on 16-byte boundaries (the TMA's path), one run each.
   cs_add_broken_copy(tma_store_no_read_wait 20_tma_store PARAMS 128x256x64/s4
-    FIND "if (issuer) wait_stores_read<1>()" REPLACE "static_cast<void>(issuer)")
+    FIND "if (issuer) cs::wait_stores_read<1>()" REPLACE "static_cast<void>(issuer)")
   cs_add_broken_copy(tma_store_no_fence 20_tma_store PARAMS 128x256x64/s4
-    FIND "      fence_shared_for_tma()" REPLACE "      static_cast<void>(0)")
+    FIND "      cs::fence_for_async_proxy()" REPLACE "      static_cast<void>(0)")
   foreach(broken tma_store_no_read_wait tma_store_no_fence)
     cs_add_run_test(broken_${broken}.caught_2056x4096x64 broken_${broken} GPU
                     ARGS --m 2056 --n 4096 --k 64 --also 1104x1304x344 --blocks 3 --reps 1 --warmup 0
@@ -180,14 +203,6 @@ if(TARGET 21_unaligned_rows)
     FIND "if (first_row + row < m && col < n)" REPLACE "if (first_row + row < m)")
   cs_add_run_test(broken_unaligned_rows_past_row_end.caught_131x301x71 broken_unaligned_rows_past_row_end GPU
                   ARGS --m 131 --n 301 --k 71 --blocks 1 --reps 1 --warmup 0 PASS_REGEX "Result = FAIL")
-  # - the padded copies read four bytes at a time wherever the chunk lies inside its row, whether or
-  #   not its first element is on a 4-byte boundary: for an odd row length, every other row of A is
-  #   read at an odd address of 2-byte elements, which the GPU refuses (a misaligned address error,
-  #   which the flow reports).
-  cs_add_broken_copy(unaligned_rows_words_anywhere 21_unaligned_rows PARAMS 128x256x64/s4
-    FIND " && reinterpret_cast<std::uintptr_t>(from + at) % 4 == 0" REPLACE "")
-  cs_add_run_test(broken_unaligned_rows_words_anywhere.caught_131x67x71 broken_unaligned_rows_words_anywhere GPU
-                  ARGS --m 131 --n 67 --k 71 --reps 1 --warmup 0 PASS_REGEX "misaligned address")
   # - no __syncwarp between the lanes' writes of a piece to the staging buffer and their reads of
   #   whole rows, which other lanes wrote: a race within the warp.
   cs_add_broken_copy(unaligned_rows_no_syncwarp 21_unaligned_rows PARAMS 128x256x64/s4

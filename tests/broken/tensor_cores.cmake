@@ -7,85 +7,17 @@
 # an aligned size (16-byte copies) and an odd one (2-byte copies), while the stage itself passes.
 # (Included from tests/broken/CMakeLists.txt.)
 
-# cs_add_broken_copy(<name> <stage> FIND <text> REPLACE <text> [FIND <text> REPLACE <text> ...]):
-# broken_<name>, a copy of <stage>/main.cu in which each <text> found (which must occur exactly once)
-# is replaced. Configuring fails when a passage is gone, so a broken copy never silently stops being
-# broken. (No ';' in the texts: CMake would split the argument there.)
-# cs_add_broken_copy(<name> <stage> PARAMS <set>... FIND ...): for a stage whose launch picks one of
-# its kernel's instances with a line `if (params == "<set>" && aligned) launch_with_shared_memory(...)`
-# (12 onwards), the copy keeps only the instances of the sets named, the ones its tests run: the
-# kernels are most of a stage's compile time, and the suite's build waits for them.
-# With any other set the copy launches nothing (and its C stays poisoned).
-function(cs_add_broken_copy name stage)
-  set(source "${PROJECT_SOURCE_DIR}/${stage}/main.cu")
-  file(READ "${source}" text)
-  set(pairs ${ARGN})
-  set(keep "")
-  if(pairs)
-    list(GET pairs 0 first)
-    if(first STREQUAL "PARAMS")
-      list(POP_FRONT pairs)
-      while(pairs)
-        list(GET pairs 0 first)
-        if(first STREQUAL "FIND")
-          break()
-        endif()
-        list(POP_FRONT pairs kept)
-        list(APPEND keep "${kept}")
-      endwhile()
-      # One launch line per set: `&& aligned` (and a second, `&& !aligned`) where a stage has an
-      # instance for each alignment, none where it has one (20 on).
-      string(REGEX MATCHALL "if \\(params == \"[^\"]*\"( && aligned)?\\)" launches "${text}")
-      set(dropped 0)
-      foreach(launch IN LISTS launches)
-        string(REGEX REPLACE "^if \\(params == \"([^\"]*)\".*" "\\1" set_name "${launch}")
-        if(NOT set_name IN_LIST keep)
-          string(REGEX REPLACE "if \\(params == \"${set_name}\"( && !?aligned)?\\)[ \n]*launch_with_shared_memory\\([A-Za-z_]+<[^>]*>\\)[ ]*;\n[ ]*" ""
-                 text "${text}")
-          math(EXPR dropped "${dropped} + 1")
-        endif()
-      endforeach()
-      list(LENGTH keep kept_count)
-      list(LENGTH launches launch_count)
-      math(EXPR expected "${launch_count} - ${kept_count}")
-      if(NOT dropped EQUAL expected)
-        message(FATAL_ERROR "broken_${name}: the parameter sets to keep are not all in ${stage}/main.cu: ${keep}")
-      endif()
-    endif()
-  endif()
-  while(pairs)
-    list(POP_FRONT pairs find_keyword find replace_keyword replace)
-    if(NOT find_keyword STREQUAL "FIND" OR NOT replace_keyword STREQUAL "REPLACE")
-      message(FATAL_ERROR "broken_${name}: expected FIND <text> REPLACE <text> pairs")
-    endif()
-    string(FIND "${text}" "${find}" first)
-    string(FIND "${text}" "${find}" last REVERSE)
-    if(first EQUAL -1 OR NOT first EQUAL last)
-      message(FATAL_ERROR "broken_${name}: the passage to break is not in ${stage}/main.cu exactly once:\n${find}")
-    endif()
-    string(REPLACE "${find}" "${replace}" text "${text}")
-  endwhile()
-  string(REPLACE "\"${stage}\"" "\"broken_${name}\"" text "${text}")
-  set(copy "${CMAKE_CURRENT_BINARY_DIR}/broken_${name}.cu")
-  file(CONFIGURE OUTPUT "${copy}" CONTENT "${text}" @ONLY)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
-  add_executable(broken_${name} "${copy}")
-  target_link_libraries(broken_${name} PRIVATE cuda_stages_cuda)
-  get_target_property(architectures ${stage} CUDA_ARCHITECTURES)
-  set_property(TARGET broken_${name} PROPERTY CUDA_ARCHITECTURES ${architectures})
-endfunction()
-
 if(TARGET 12_tensor_cores)
   # B's pair in the wrong halves: rows 2q + 1 and 2q of a column instead of 2q and 2q + 1 (the lower
   # index belongs in the lower 16 bits).
   cs_add_broken_copy(tc_pair_swapped 12_tensor_cores PARAMS 128x128x32/64x64/s3
-    FIND "fragment_b[pn][0] = pack_pair(bt[0], bt[kTileBStride])"
-    REPLACE "fragment_b[pn][0] = pack_pair(bt[kTileBStride], bt[0])")
+    FIND "fragment_b[pn][0] = cs::pack_pair(bt[0], bt[kTileBStride])"
+    REPLACE "fragment_b[pn][0] = cs::pack_pair(bt[kTileBStride], bt[0])")
   # A's register 1 read from where register 2's pair lies (columns 2q + 8, 2q + 9 of row g) instead of
   # row g + 8: a fragment read from the wrong place, as if it ran along the row first.
   cs_add_broken_copy(tc_fragment_order 12_tensor_cores PARAMS 128x128x32/64x64/s3
-    FIND "fragment_a[pm][1] = load_pair(at + 8 * kTileAStride)"
-    REPLACE "fragment_a[pm][1] = load_pair(at + 8)")
+    FIND "fragment_a[pm][1] = cs::load_pair(at + 8 * kTileAStride)"
+    REPLACE "fragment_a[pm][1] = cs::load_pair(at + 8)")
   foreach(broken tc_pair_swapped tc_fragment_order)
     # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
     cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
@@ -98,7 +30,7 @@ if(TARGET 13_ldmatrix_swizzle)
   # The swizzle applied when the tiles are written but not when A's fragments are read: the ldmatrix
   # rows come from the chunks where the unswizzled layout would keep them.
   cs_add_broken_copy(sw_read_unswizzled 13_ldmatrix_swizzle PARAMS 128x128x64/64x64/s3
-    FIND "&tile_a[swizzled(row, i / 8 + lane / 16, kBlockK)]"
+    FIND "&tile_a[cs::swizzled(row, i / 8 + lane / 16, kBlockK)]"
     REPLACE "&tile_a[row * kBlockK + (i / 8 + lane / 16) * 8]")
   # ldmatrix .trans handed the wrong rows: lanes 8-15 and 24-31 give rows i .. i + 7 again instead of
   # i + 8 .. i + 15, so b[1] of every piece repeats b[0]'s rows of B.
@@ -116,8 +48,8 @@ if(TARGET 13_ldmatrix_swizzle)
   # H200 the results still passed (1024^3), so the test is racecheck, which tracks the cp.async copies
   # and reports the reads that nothing orders after them.
   cs_add_broken_copy(sw_no_wait 13_ldmatrix_swizzle PARAMS 128x128x64/64x64/s3
-    FIND "wait_for_copies<kStages - 2>()"
-    REPLACE "/* no wait_for_copies here */")
+    FIND "cs::wait_for_copies<kStages - 2>()"
+    REPLACE "static_cast<void>(0) /* no wait_for_copies here */")
   if(CUDA_STAGES_COMPUTE_SANITIZER)
     add_test(NAME broken_sw_no_wait.racecheck
              COMMAND "${CUDA_STAGES_COMPUTE_SANITIZER}" --tool racecheck --error-exitcode 1
