@@ -341,7 +341,13 @@ generator() {
 # the exported solutions, each line trimmed and without a trailing `// comment`, at least
 # min_answer_chars long, not a comment or a preprocessor line, and found in no source file of a
 # freshly written exercise tree (<work>/baseline: the stage sources outside the regions, with the
-# stubs, and everything else a lab ships). A line found there is code the exercise shows anyway.
+# stubs, and everything else a lab ships) but those of later stages. A line found there is code the
+# exercise shows anyway. A later stage carries an earlier stage's answers as given code (a lesson
+# region is written once, in the stage that teaches it): the lab is done in order.
+later_stage() { # region id, path relative to a tree: is the path in a stage after the region's?
+  local path=$2
+  [[ $path =~ ^([0-9][0-9])_ ]] && ((10#${BASH_REMATCH[1]} > 10#${1%%.*}))
+}
 readonly min_answer_chars=12
 distinctive_lines() { # work
   local work=$1
@@ -361,10 +367,14 @@ distinctive_lines() { # work
   local sources=()
   mapfile -d '' sources < <(find "$work/baseline" -type f \( -name '*.cu' -o -name '*.cpp' -o -name '*.cuh' \
     -o -name '*.hpp' \) -print0)
-  local id line
+  local id line file shown
   : >"$work/distinctive.tsv"
   while IFS=$'\t' read -r id line; do
-    grep -qF -e "$line" "${sources[@]}" || printf '%s\t%s\n' "$id" "$line" >>"$work/distinctive.tsv"
+    shown=0
+    while IFS= read -r file; do
+      later_stage "$id" "${file#"$work/baseline"/}" || { shown=1; break; }
+    done < <(grep -lF -e "$line" "${sources[@]}")
+    ((shown)) || printf '%s\t%s\n' "$id" "$line" >>"$work/distinctive.tsv"
   done <"$work/candidates.tsv"
 }
 
@@ -376,6 +386,7 @@ find_answers() { # work tree
     while IFS= read -r hit; do
       [[ -n $hit ]] || continue
       hit=${hit#"$tree"/}
+      later_stage "$id" "$hit" && continue
       echo "  $id: its solution line '$line' is in ${hit%%:*}:$(cut -d: -f2 <<<"$hit")"
       found=1
     done < <(grep -rnaF -e "$line" "$tree" | cut -c1-400)
@@ -391,9 +402,8 @@ answers() {
   distinctive_lines "$work"
   local regions ids
   regions=$(bash "$make_lab" --list | cut -f1) || fail "make_lab.sh --list failed"
-  # A region none of whose lines is distinctive is given away by code the lab ships anyway: a later
-  # stage that repeats an earlier stage's solution must mark its copy as a region of its own (as
-  # 10.transpose_a repeats 09.transpose_a), or the lab hands the answer out with that stage.
+  # A region none of whose lines is distinctive is given away by code the lab ships anyway, in its own
+  # stage or an earlier one.
   ids=$(cut -f1 "$work/distinctive.tsv" | sort -u)
   local shown=""
   for id in $regions; do
