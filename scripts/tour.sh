@@ -124,8 +124,10 @@ for entry in "${plan[@]}"; do
 done
 
 # The progression table, one row per stage (its headline variant). "x prev" is the speed-up over the
-# previous matrix-multiply stage, as a ratio of GFLOP/s (one problem; 07 follows 04); the transpose
-# and the dot product are problems of their own. The first three columns are as wide as their texts.
+# previous matrix-multiply stage, as a ratio of GFLOP/s (07 follows 04; the transpose and the dot
+# product are problems of their own), given only where both ran the same size: stage 01 runs at
+# 1000^3 and stage 21 at 4099^3, and a ratio across sizes would compare problems, not stages. The
+# first three columns are as wide as their texts.
 stage_width=17 changed_width=36 variant_width=13
 for row in "${rows[@]}"; do
   IFS='|' read -r stage changed variant _ <<<"$row"
@@ -137,16 +139,16 @@ line="%-${stage_width}s %-${changed_width}s %-${variant_width}s %-15s %10s %15s 
 {
   # shellcheck disable=SC2059 # the format is built above
   printf "\n$line" stage "what changed" variant size "time ms" rate "x prev" "% lib" "% peak" result
-  prev_rate="" prev_unit=""
+  prev_rate="" prev_unit="" prev_size=""
   for row in "${rows[@]}"; do
     IFS='|' read -r stage changed variant size ms rate unit pct_lib pct_peak result <<<"$row"
     speedup=-
-    if [[ $unit == GFLOP/s && $prev_unit == GFLOP/s && $rate != - && $prev_rate != - ]]; then
+    if [[ $unit == GFLOP/s && $prev_unit == GFLOP/s && $rate != - && $prev_rate != - && $size == "$prev_size" ]]; then
       speedup=$(awk -v a="$rate" -v b="$prev_rate" 'BEGIN { printf "%.1fx", a / b }')
     fi
     # shellcheck disable=SC2059
     printf "$line" "$stage" "$changed" "$variant" "$size" "$ms" "$rate $unit" "$speedup" "$pct_lib" "$pct_peak" "$result"
-    [[ $unit == GFLOP/s ]] && prev_rate=$rate prev_unit=$unit
+    [[ $unit == GFLOP/s ]] && prev_rate=$rate prev_unit=$unit prev_size=$size
   done
   # Why the skipped stages did not run, in their words: once when they all say the same.
   if ((${#skipped[@]})); then
