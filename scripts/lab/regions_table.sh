@@ -2,7 +2,8 @@
 # The instructor guide's table of the lab's regions (docs/instructor.md, between the lines
 # `<!-- lab-regions -->` and `<!-- /lab-regions -->`), written from `scripts/make_lab.sh --list`:
 # one row per region the stages mark, with its file and the hint the lab gives, so that the table
-# cannot drift from the regions. The test lab.regions_table_current runs --check.
+# cannot drift from the regions. The test lab.regions_table_current runs --check, which also fails
+# when the guide's prose names (in backticks) a region that no stage marks.
 #
 #   scripts/lab/regions_table.sh            writes the table into docs/instructor.md
 #   scripts/lab/regions_table.sh --check    exit 1, showing the difference, when the table is stale
@@ -50,6 +51,13 @@ if ((check)); then
     cat "$work/diff"
     echo "FAIL: the table of regions in docs/instructor.md is not what scripts/make_lab.sh --list gives" \
       "(- the guide, + the regions): run scripts/lab/regions_table.sh"
+    exit 1
+  fi
+  # The guide's prose names regions too (`07.block`): each must be one the stages mark.
+  unknown=$(grep -o '`[0-9][0-9][.][a-z0-9_]*`' "$guide" | tr -d '`' | sort -u | grep -vxF -f <(cut -f1 <<<"$regions") || true)
+  if [[ -n $unknown ]]; then
+    grep -n -F -e "$(sed 's/.*/`&`/' <<<"$unknown")" "$guide"
+    echo "FAIL: docs/instructor.md names regions no stage marks (above): $(echo $unknown)"
     exit 1
   fi
   echo "ok: docs/instructor.md lists the $(grep -c . <<<"$regions") regions scripts/make_lab.sh --list gives"
