@@ -8,7 +8,10 @@ Every href and src of every page (and the page links of Doxygen's navigation-tre
 name a file inside the site, and a #fragment must be an id or an <a name> of the page it points
 into. Links with a scheme (http:, https:, mailto:, javascript:, ...) are not followed. It also
 flags an en dash right before a word in the text (`--block` written outside backticks, which
-Doxygen prints as "–block"). Exit status: 0 all good, 1 something broken (each listed), 2 bad usage.
+Doxygen prints as "–block"), and a heading that shows markup instead of rendering it: Doxygen 1.9
+prints the code span of a Markdown heading (## Why `x`) as the text "<tt>x</tt>", and a backtick
+left in a heading's text is markup that did not render either. Exit status: 0 all good, 1
+something broken (each listed), 2 bad usage.
 Only the standard library is used.
 """
 import html.parser
@@ -25,6 +28,9 @@ CODE_SCRIPTS = {"jquery.js", "dynsections.js", "resize.js", "navtree.js", "menu.
                 "searchdata.js", "cookie.js", "clipboard.js"}
 # an en dash, written as entity or character, at the start of a word: "–block", "&ndash;tile"
 DASH_OPTION = re.compile(r"(?:^|[\s(\[>,/])(?:&ndash;|\u2013)(?=[a-z])")
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# markup a heading's text shows instead of rendering: a tag printed as text, or a backtick
+HEADING_MARKUP = re.compile(r"&lt;/?[a-z]+&gt;|&#60;|`|&#96;|&grave;")
 
 
 class Page(html.parser.HTMLParser):
@@ -36,6 +42,8 @@ class Page(html.parser.HTMLParser):
         super().__init__(convert_charrefs=False)
         self.anchors, self.links, self.text = set(), [], []
         self.in_code = 0
+        self.heading = None  # (line, text so far) inside a heading
+        self.headings = []  # (line, text) of every heading, its entities as written
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -44,6 +52,8 @@ class Page(html.parser.HTMLParser):
                 self.anchors.add(attrs[key])
         if tag in self.CODE:
             self.in_code += 1
+        if tag in HEADINGS:
+            self.heading = (self.getpos()[0], "")
         for key in ("href", "src"):
             if attrs.get(key) is not None:
                 self.links.append((self.getpos()[0], key, attrs[key]))
@@ -56,8 +66,13 @@ class Page(html.parser.HTMLParser):
     def handle_endtag(self, tag):
         if tag in self.CODE and self.in_code:
             self.in_code -= 1
+        if tag in HEADINGS and self.heading is not None:
+            self.headings.append(self.heading)
+            self.heading = None
 
     def handle_data(self, data):
+        if self.heading is not None:
+            self.heading = (self.heading[0], self.heading[1] + data)
         # code is kept out of the text, with a mark in its place so that no word seems to start there
         self.text.append((self.getpos()[0], "\0" if self.in_code else data))
 
@@ -66,6 +81,10 @@ class Page(html.parser.HTMLParser):
 
     def handle_charref(self, name):
         self.handle_data(f"&#{name};")
+
+    def stray_markup(self):
+        """(line, text) of each heading whose text shows markup."""
+        return [(line, " ".join(text.split())) for line, text in self.headings if HEADING_MARKUP.search(text)]
 
     def dashes(self):
         """(line, text) of each en dash at the start of a word."""
@@ -144,13 +163,17 @@ def main(argv):
 
     dashes = [f"{os.path.relpath(path, site)}:{line}: \"{text}\""
               for path, page in sorted(pages.items()) for line, text in page.dashes()]
+    markup = [f"{os.path.relpath(path, site)}:{line}: \"{text}\""
+              for path, page in sorted(pages.items()) for line, text in page.stray_markup()]
     for entry in broken:
         print(f"broken link: {entry}")
     for entry in dashes:
         print(f"en dash before a word (an option outside backticks?): {entry}")
-    if broken or dashes:
+    for entry in markup:
+        print(f"heading shows markup (a code span in a Markdown heading? write it as words): {entry}")
+    if broken or dashes or markup:
         print(f"check_links: {len(broken)} broken of {checked} links, {len(dashes)} en dashes before a "
-              f"word, in {len(pages)} pages of {site}")
+              f"word, {len(markup)} headings with markup, in {len(pages)} pages of {site}")
         return 1
     print(f"check_links: all {checked} links resolve, in {len(pages)} pages of {site}")
     return 0

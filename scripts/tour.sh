@@ -3,8 +3,10 @@
 # progression table. Usage: scripts/tour.sh <build-dir> [results-dir] [--quick]   (the 'tour' target
 # runs it; --quick runs every stage at a small size, to check the tour works, not to measure: its test)
 #
-# Writes <results-dir>/tour.json (every stage's --json object, in one array), tour.csv (one row per
-# variant), tour.txt (the table) and, where python3 with matplotlib is installed, tour.png. The
+# Writes <results-dir>/tour.json (every stage's --json object, in one array), tour.meta.json (the run:
+# GPU, driver, toolkit, date, commit, command, and each stage's arguments and outcome), tour.csv (one
+# row per variant), tour.txt (the table) and, where python3 with matplotlib is installed, tour.png.
+# scripts/results_table.py makes the README's results table and chart from the first two. The
 # reports are read by CMake's JSON parser (scripts/read_report.cmake). A stage that finds no usable
 # GPU exits 77 with one line `SKIP: no usable CUDA GPU: <reason>`; the tour lists it as skipped and
 # keeps the reason it gave, under the table and in the plot. Exit status: 0 when every stage that ran
@@ -17,6 +19,10 @@ for arg in "$@"; do if [[ $arg == --quick ]]; then quick=1; else args+=("$arg");
 build=${args[0]:?usage: tour.sh <build-dir> [results-dir] [--quick]}
 results=${args[1]:-$build/results}
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+command_line="scripts/tour.sh $*"
+command_line=${command_line//"$root"\//} # paths inside the repository, relative to it
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 mkdir -p "$results"
 # The cmake that configured the build reads the reports.
 cmake=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
@@ -62,6 +68,8 @@ csv=$results/tour.csv
 echo "stage,variant,what,size,median_ms,rate,unit,pct_peak,pct_yardstick,yardstick,check" >"$csv"
 # One table row per stage: stage|changed|variant|size|ms|rate|unit|% lib|% peak|result
 rows=() json_objects=() skipped=() skip_reasons=() failed=0 index=0
+outcomes=() # one per stage of the plan, for tour.meta.json: stage|args|changed|ran, skipped, failed or not built|reason
+device_lines=""  # the first GPU stage's description of its device
 for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
   if ((quick)); then # small sizes: 01 at 300, the matrix products at 512, transpose 2048, dot 2^22
@@ -70,7 +78,10 @@ for entry in "${plan[@]}"; do
   fi
   index=$((index + 1))
   exe=$build/$stage/$stage
-  [[ -x $exe ]] || continue
+  if [[ ! -x $exe ]]; then
+    outcomes+=("$stage|$args|$changed|not built|")
+    continue
+  fi
   echo "[$index/${#plan[@]}] $stage $args" >&2
   # shellcheck disable=SC2086 # $args is a list of arguments
   output=$("$exe" $args --json 2>&1)
@@ -81,16 +92,23 @@ for entry in "${plan[@]}"; do
     skipped+=("$stage")
     skip_reasons+=("${reason#SKIP: }")
     rows+=("$stage|$changed|-|-|-|-||-|-|SKIPPED")
+    outcomes+=("$stage|$args|$changed|skipped|${reason#SKIP: }")
     continue
   fi
   json=$(grep '^{"stage"' <<<"$output" | tail -n 1) # the report's JSON line
   if [[ -z $json ]] || ! report=$("$cmake" -D "JSON=$json" -P "$here/read_report.cmake"); then
     failed=1
     rows+=("$stage|$changed|-|-|-|-||-|-|FAILED (exit $code)")
+    outcomes+=("$stage|$args|$changed|failed|exit $code, no report")
     tail -n 8 <<<"$output" >&2
     continue
   fi
   ((code == 0)) || failed=1
+  if ((code == 0)); then outcomes+=("$stage|$args|$changed|ran|"); else outcomes+=("$stage|$args|$changed|failed|exit $code"); fi
+  # The device the first GPU stage ran on: "Device 0: <name> (compute capability X.Y)", its SMs, its clock.
+  if [[ -z $device_lines ]] && grep -q '^Device [0-9]*: ' <<<"$output"; then
+    device_lines=$(grep -m1 -A3 '^Device [0-9]*: ' <<<"$output")
+  fi
   json_objects+=("$json")
   # One CSV row per variant; the stage's headline variant makes its row of the table.
   while IFS='|' read -r _ size unit yardstick headline result variant what ms rate pct_peak pct_lib check _; do
@@ -106,8 +124,10 @@ for entry in "${plan[@]}"; do
 done
 
 # The progression table, one row per stage (its headline variant). "x prev" is the speed-up over the
-# previous matrix-multiply stage, as a ratio of GFLOP/s (one problem; 07 follows 04); the transpose
-# and the dot product are problems of their own. The first three columns are as wide as their texts.
+# previous matrix-multiply stage, as a ratio of GFLOP/s (07 follows 04; the transpose and the dot
+# product are problems of their own), given only where both ran the same size: stage 01 runs at
+# 1000^3 and stage 21 at 4099^3, and a ratio across sizes would compare problems, not stages. The
+# first three columns are as wide as their texts.
 stage_width=17 changed_width=36 variant_width=13
 for row in "${rows[@]}"; do
   IFS='|' read -r stage changed variant _ <<<"$row"
@@ -119,16 +139,16 @@ line="%-${stage_width}s %-${changed_width}s %-${variant_width}s %-15s %10s %15s 
 {
   # shellcheck disable=SC2059 # the format is built above
   printf "\n$line" stage "what changed" variant size "time ms" rate "x prev" "% lib" "% peak" result
-  prev_rate="" prev_unit=""
+  prev_rate="" prev_unit="" prev_size=""
   for row in "${rows[@]}"; do
     IFS='|' read -r stage changed variant size ms rate unit pct_lib pct_peak result <<<"$row"
     speedup=-
-    if [[ $unit == GFLOP/s && $prev_unit == GFLOP/s && $rate != - && $prev_rate != - ]]; then
+    if [[ $unit == GFLOP/s && $prev_unit == GFLOP/s && $rate != - && $prev_rate != - && $size == "$prev_size" ]]; then
       speedup=$(awk -v a="$rate" -v b="$prev_rate" 'BEGIN { printf "%.1fx", a / b }')
     fi
     # shellcheck disable=SC2059
     printf "$line" "$stage" "$changed" "$variant" "$size" "$ms" "$rate $unit" "$speedup" "$pct_lib" "$pct_peak" "$result"
-    [[ $unit == GFLOP/s ]] && prev_rate=$rate prev_unit=$unit
+    [[ $unit == GFLOP/s ]] && prev_rate=$rate prev_unit=$unit prev_size=$size
   done
   # Why the skipped stages did not run, in their words: once when they all say the same.
   if ((${#skipped[@]})); then
@@ -153,8 +173,54 @@ line="%-${stage_width}s %-${changed_width}s %-${variant_width}s %-15s %10s %15s 
   printf '\n]\n'
 } >"$results/tour.json"
 
+# The run itself, for whoever reads tour.json later (scripts/results_table.py names it under its
+# table): where it ran, with what, from which commit, by which command, and what became of each stage.
+json_string() { # a JSON string: backslashes and quotes escaped, control characters dropped
+  local s=${1//\\/\\\\}
+  s=${s//\"/\\\"}
+  printf '"%s"' "$(tr -d '\000-\037' <<<"$s")"
+}
+json_or_null() { if [[ -n $1 ]]; then json_string "$1"; else printf null; fi; }
+gpu=$(sed -n '1s/^Device [0-9]*: \(.*\) (compute capability \([0-9.]*\))$/\1/p' <<<"$device_lines")
+capability=$(sed -n '1s/^Device [0-9]*: .* (compute capability \([0-9.]*\))$/\1/p' <<<"$device_lines")
+sms=$(sed -n 's/^  SMs \([0-9]*\),.*/\1/p' <<<"$device_lines")
+sm_clock=$(sed -n 's/^  SM clock \([0-9]*\) MHz,.*/\1/p' <<<"$device_lines")
+driver=""
+if [[ -n $gpu ]] && command -v nvidia-smi >/dev/null 2>&1; then
+  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+fi
+toolkit=$(grep -h -m1 -o 'CMAKE_CUDA_COMPILER_VERSION "[^"]*"' "$build"/CMakeFiles/*/CMakeCUDACompiler.cmake 2>/dev/null |
+  head -n 1 | sed 's/.*"\(.*\)"/\1/')
+commit="" tree=""
+if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  commit=$(git -C "$root" rev-parse HEAD)
+  # What a results table would not show: sources changed since that commit (results/ and build/ aside).
+  if [[ -n $(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null) ]]; then tree=modified; else tree=clean; fi
+fi
+{
+  printf '{\n  "gpu": %s,\n' "$(json_or_null "$gpu")"
+  printf '  "compute_capability": %s,\n' "$(json_or_null "$capability")"
+  printf '  "sms": %s,\n' "${sms:-null}"
+  printf '  "sm_clock_mhz": %s,\n' "${sm_clock:-null}"
+  printf '  "driver": %s,\n' "$(json_or_null "$driver")"
+  printf '  "cuda": %s,\n' "$(json_or_null "$toolkit")"
+  printf '  "date": %s,\n' "$(json_string "$started")"
+  printf '  "commit": %s,\n' "$(json_or_null "$commit")"
+  printf '  "tree": %s,\n' "$(json_or_null "$tree")"
+  printf '  "command": %s,\n' "$(json_string "$command_line")"
+  printf '  "quick": %s,\n' "$( ((quick)) && echo true || echo false)"
+  printf '  "stages": ['
+  for i in "${!outcomes[@]}"; do
+    IFS='|' read -r stage args changed status reason <<<"${outcomes[$i]}"
+    ((i == 0)) || printf ','
+    printf '\n    {"stage": %s, "args": %s, "changed": %s, "status": %s, "reason": %s}' "$(json_string "$stage")" \
+      "$(json_string "$args")" "$(json_string "$changed")" "$(json_string "$status")" "$(json_or_null "$reason")"
+  done
+  printf '\n  ]\n}\n'
+} >"$results/tour.meta.json"
+
 echo
-echo "results: $results/tour.json, $results/tour.csv, $results/tour.txt"
+echo "results: $results/tour.json, $results/tour.meta.json, $results/tour.csv, $results/tour.txt"
 # The plot: the first python3 that has matplotlib (the system's, /usr/bin/python3, may have it when
 # the one on the PATH does not). It names the skipped stages and their reasons too.
 skipped_args=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The site's link check (scripts/check_links.py) against a small site with planted faults
-# (broken_site/, each on a line marked "planted"): it must fail and name every one of them, and
+# (broken_site/, each on a line marked "planted": broken links, an en dash before an option, headings
+# that show markup): it must fail and name every one of them, and
 # pass on the same site with those lines taken out. Exit 77 (skipped) without python3.
 #
 #   check_links_test.sh <check_links.py> <broken_site dir>
@@ -23,11 +24,13 @@ for expected in \
   'index.html:[0-9]*: href="../outside.html": outside the site' \
   'index.html:[0-9]*: src="gone.png": no file gone.png' \
   'navtreedata.js:[0-9]*: link="page.html#nowhere": no anchor #nowhere in page.html' \
-  'en dash before a word.*index.html:[0-9]*: ".*Declares &ndash;block'; do
+  'en dash before a word.*index.html:[0-9]*: ".*Declares &ndash;block' \
+  'heading shows markup.*index.html:[0-9]*: "Why &lt;tt&gt;row = idx / n&lt;/tt&gt;"' \
+  'heading shows markup.*index.html:[0-9]*: "A literal `backtick` in a heading"'; do
   grep -q "$expected" "$work/out.txt" || fail "not reported: $expected"
 done
 planted=$(grep -rc 'planted' "$fixture" | awk -F: '{ n += $2 } END { print n }')
-reported=$(grep -c '^broken link: \|^en dash before a word' "$work/out.txt" || true)
+reported=$(grep -c '^broken link: \|^en dash before a word\|^heading shows markup' "$work/out.txt" || true)
 [[ $reported == "$planted" ]] || fail "$planted faults planted, $reported reported"
 
 # The same site without them: exit 0.

@@ -43,8 +43,8 @@ cs_perf_check(12_tensor_cores.perf.vs_11_pipelined MIN 1.2
 cs_perf_check(13_ldmatrix_swizzle.perf.vs_12_tensor_cores MIN 1.1
   FAST 13_ldmatrix_swizzle ldmatrix_swizzle_128x128x64/64x64/s3 --size 2048 --check sample --reps 5
   SLOW 12_tensor_cores tensor_cores_128x128x32/64x64/s3 --size 2048 --check sample --reps 5)
-# 14, 15 and 16 need compute capability 9.0 (Hopper): on another GPU both runs exit 77 and the checks
-# report skipped. 14, wgmma, against stage 13 at 2048^3; 15, wgmma left running, against 14 at
+# 14 to 21 need compute capability 9.0 (an H100 or H200): on another GPU their runs exit 77 and the
+# checks report skipped. 14, wgmma, against stage 13 at 2048^3; 15, wgmma left running, against 14 at
 # 4096^3 (on an H100, 2026-11-25: 1.24x and 1.16x).
 cs_perf_check(14_wgmma.perf.vs_13_ldmatrix_swizzle MIN 1.1
   FAST 14_wgmma wgmma_256x128x64/s4 --size 2048 --check sample --reps 5

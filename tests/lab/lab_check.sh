@@ -21,6 +21,10 @@
 #   lab_check.sh stage01 <work>
 #       runs stage 01 of the lab built in <work> (the exercise tree: its i-k-j loop is a TODO) and
 #       checks that it fails and claims no speed for the failed loop
+#   lab_check.sh instructor <work> [--may-skip <regex>]
+#       runs the instructor guide's grading commands (docs/instructor.md) as they are written, on a
+#       student's lab written from the solutions, and checks that every stage was copied and graded;
+#       and the guide's commands for a class without Hopper GPUs, on the same key
 #
 # --gpu <probe> runs <probe> (a GPU stage) first and exits 77, skipped, when there is no usable GPU.
 set -uo pipefail
@@ -460,6 +464,115 @@ stage01() {
   echo "PASS: stage 01 fails as delivered and claims no speed for the failed loop"
 }
 
+# The lines of the sh block that follows the marker line <!-- <name> --> in the instructor guide.
+guide_commands() { # name
+  awk -v marker="<!-- $1 -->" '
+    $0 == marker { marked = 1; next }
+    marked && !inside && /^```sh$/ { inside = 1; next }
+    marked && !inside && NF { exit }
+    inside && /^```$/ { exit }
+    inside { print }' "$root/docs/instructor.md"
+}
+
+# The instructor guide's commands, run as they are written: *Grading a submission* on a student's lab
+# that holds the course's solutions (exported, then filled into an exercise tree, as a student's
+# finished work looks), and *A class without Hopper GPUs*. They run with this build's cmake and
+# ctest first on the PATH, and its generator, compilers and architectures in the variables CMake
+# reads, on half the cores (CMAKE_BUILD_PARALLEL_LEVEL, CTEST_PARALLEL_LEVEL).
+instructor() {
+  local work=$1 may_skip='^$'
+  shift
+  while (($#)); do
+    case $1 in
+      --may-skip) may_skip=$2; shift 2 ;;
+      *) fail "lab_check.sh instructor: unknown option $1" ;;
+    esac
+  done
+  rm -rf "$work"
+  mkdir -p "$work" || fail "cannot create $work"
+  work=$(cd "$work" && pwd -P)
+  local grading no_hopper
+  grading=$(guide_commands grading-commands)
+  no_hopper=$(guide_commands no-hopper-commands)
+  [[ -n $grading ]] || fail "docs/instructor.md has no sh block after <!-- grading-commands -->"
+  [[ -n $no_hopper ]] || fail "docs/instructor.md has no sh block after <!-- no-hopper-commands -->"
+  local guide_env=(env "PATH=$(dirname "$cmake_command"):$PATH" "CMAKE_GENERATOR=$generator" "CXX=$cxx_compiler"
+    "CUDACXX=$cuda_compiler" "CUDAARCHS=$cuda_architectures" "CMAKE_BUILD_PARALLEL_LEVEL=$build_jobs"
+    "CTEST_PARALLEL_LEVEL=$build_jobs" "repo=$root")
+
+  # A class without Hopper GPUs: the lab it writes has TODOs in stages 01 to 13 alone, all of theirs.
+  local regions early todos
+  regions=$(bash "$make_lab" --list | cut -f1) || fail "make_lab.sh --list"
+  if ! grep -qE '^(1[4-9]|2[01])[.]' <<<"$regions"; then
+    echo "note: no region of stages 14 to 21 here, so no lab for a class without Hopper GPUs to write"
+  else
+    "${guide_env[@]}" "work=$work/no-hopper-key" "lab=$work/no-hopper" bash -e -c "mkdir -p \"\$work\"; $no_hopper" \
+      >"$work/no-hopper.log" 2>&1 || { show_log "$work/no-hopper.log" 30; fail "the guide's commands for a class without Hopper GPUs failed"; }
+    early=$(grep -E '^(0[0-9]|1[0-3])[.]' <<<"$regions" | sort)
+    todos=$(cd "$work/no-hopper" && grep -rho 'TODO(lab [0-9][0-9][.][a-z0-9_]*)' [0-9][0-9]_* | sed 's/^TODO(lab //; s/)$//' | sort)
+    [[ $todos == "$early" ]] || fail "the lab for a class without Hopper GPUs should have a TODO for each region of 01 to 13 and no other; it has: $(echo $todos)"
+    echo "ok: the guide's lab for a class without Hopper GPUs has the $(grep -c . <<<"$early") TODOs of stages 01 to 13 and no other"
+  fi
+
+  # The student's finished lab, then the guide's grading commands on it.
+  bash "$make_lab" --export "$work/key.lab" || fail "make_lab.sh --export"
+  bash "$make_lab" "$work/alice" --fill "$work/key.lab" >/dev/null || fail "make_lab.sh --fill"
+  echo "the guide's grading commands, with submission=$work/alice grade=$work/grade:"
+  sed 's/^/  | /' <<<"$grading"
+  "${guide_env[@]}" "submission=$work/alice" "grade=$work/grade" bash -e -o pipefail -c "$grading" \
+    >"$work/grading.log" 2>&1 || { show_log "$work/grading.log" 60; fail "the guide's grading commands failed on a lab that holds every solution"; }
+
+  local stages stage file
+  stages=$(cd "$work/alice" && ls -d [0-9][0-9]_* | sort)
+  for stage in $stages; do
+    for file in "$work/alice/$stage"/main.c*; do
+      cmp -s "$file" "$work/grade/$stage/$(basename "$file")" ||
+        fail "$stage/$(basename "$file") of the submission did not reach the lab that was graded"
+    done
+  done
+  echo "ok: every stage's sources of the submission reached the graded lab ($(echo $stages | wc -w) stages)"
+
+  local junit=$work/grade/report.xml build=$work/grade/build/default
+  [[ -s $junit ]] || fail "the guide's grading commands wrote no report at \$grade/report.xml"
+  local results cpu_tests failed
+  results=$(grep -o '<testcase name="[^"]*" classname="[^"]*" time="[^"]*" status="[a-z]*"' "$junit" |
+    sed 's/^<testcase name="\([^"]*\)".* status="\([a-z]*\)"$/\1 \2/')
+  [[ -n $results ]] || fail "the report lists no test"
+  cpu_tests=$("$ctest_command" --test-dir "$build" -N -L cpu | sed -n 's/^ *Test *#[0-9]*: //p')
+  [[ -n $cpu_tests ]] || fail "the graded lab has no CPU test"
+  failed=$(awk '$2 == "fail" { print $1 }' <<<"$results")
+  [[ -z $failed ]] || fail "tests failed on a lab that holds every solution: $(echo $failed)"
+  local gpu=1 probe_output
+  probe_output=$("$build/02_naive_kernel/02_naive_kernel" --size 1 --reps 1 --warmup 0 --check none 2>&1)
+  if (($? == 77)); then
+    gpu=0
+    echo "no usable GPU here: $(grep -m1 '^SKIP' <<<"$probe_output")"
+  fi
+  local name status cpu_ran gpu_tests wrong summary=""
+  for stage in $stages; do
+    cpu_ran=0 gpu_tests=0 wrong=""
+    while read -r name status; do
+      [[ $name == "$stage".* ]] || continue
+      if grep -qxF -- "$name" <<<"$cpu_tests"; then
+        [[ $status == run ]] && cpu_ran=$((cpu_ran + 1)) || wrong+=" $name($status)"
+      else
+        gpu_tests=$((gpu_tests + 1))
+        if ((gpu == 0)); then
+          [[ $status == notrun ]] || wrong+=" $name($status, not skipped without a GPU)"
+        elif [[ $status != run && ! $name =~ $may_skip ]]; then
+          wrong+=" $name($status)"
+        fi
+      fi
+    done <<<"$results"
+    ((cpu_ran > 0)) || fail "no CPU test of $stage ran"
+    [[ $stage == 01_* ]] || ((gpu_tests > 0)) || fail "$stage has no GPU test in the report"
+    [[ -z $wrong ]] || fail "$stage:$wrong"
+    summary+=" $stage:$cpu_ran+$gpu_tests"
+  done
+  echo "ok: every stage graded (CPU tests run + GPU tests $( ((gpu)) && echo run || echo 'reported skipped')):$summary"
+  echo "PASS: the guide's grading commands copy and grade every stage of a submission"
+}
+
 command=${1:-}
 shift || true
 case $command in
@@ -468,5 +581,6 @@ case $command in
   generator) generator "$@" ;;
   answers) answers "$@" ;;
   stage01) stage01 "$@" ;;
-  *) fail "usage: lab_check.sh build|grade|generator|answers|stage01 ... (see the comment at the top)" ;;
+  instructor) instructor "$@" ;;
+  *) fail "usage: lab_check.sh build|grade|generator|answers|stage01|instructor ... (see the comment at the top)" ;;
 esac
