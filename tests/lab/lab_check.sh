@@ -434,13 +434,15 @@ $output"
   [[ -n $plant ]] || fail "06.book_tree has no distinctive line to plant"
   printf '\nThe tree, as a hint:\n\n    %s\n' "$plant" >>"$planted/06_dot_reduction/README.md"
   plant=$(awk -F'\t' '$1 == "03.grid" { print $2; exit }' "$work/distinctive.tsv")
+  sed -i "1a // $plant" "$planted/02_naive_kernel/main.cu"
+  # The same line in a later stage is given code there, as the lab is done in order: not reported.
   sed -i "1a // $plant" "$planted/05_transpose/main.cu"
   if output=$(find_answers "$work" "$planted"); then fail "a planted solution line was not found"; fi
   echo "$output"
   grep -q "^  06.book_tree: .* in 06_dot_reduction/README.md:[0-9]" <<<"$output" ||
     fail "the line planted in chapter 06 was not reported as 06.book_tree"
-  grep -q "^  03.grid: .* in 05_transpose/main.cu:2$" <<<"$output" ||
-    fail "the line planted in a comment of 05_transpose/main.cu was not reported as 03.grid"
+  grep -q "^  03.grid: .* in 02_naive_kernel/main.cu:2$" <<<"$output" ||
+    fail "the line planted in a comment of 02_naive_kernel/main.cu was not reported as 03.grid"
   (($(grep -c . <<<"$output") == 2)) || fail "expected exactly the two planted lines"
   echo "PASS: no answer in the exercise tree, and the check finds planted ones"
 }
