@@ -232,25 +232,23 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.grid = grid;
   launch.block = block;
   launch.shared_bytes = shared_bytes + tile.stages * sizeof(std::uint64_t); // and the barriers
+  // The plan's notes: who owns which part of C, the ring and its barriers, how A, B and C move.
+  const std::string wgmma = "per 16 along K one wgmma.mma_async m64n" + std::to_string(tile.block_n) +
+                            "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread";
+  const std::string c_out = shape.n % 8 == 0 && shape.k % 8 == 0
+                                ? "a pair of C is one 8-byte store"
+                                : "n or k is not a multiple of 8: a pair of C is two 4-byte stores";
   launch.notes = {
       "block b owns a " + std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) +
           " tile of C, the tiles taken in groups of " + std::to_string(kGroupRows) +
-          " rows, down each column of a group before the next; warpgroup g owns its rows 64g .. 64g + 63: "
-          "per 16 along K one wgmma.mma_async m64n" +
-          std::to_string(tile.block_n) + "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread",
+          " rows, down each column of a group before the next; warpgroup g owns its rows 64g .. 64g + 63: " +
+          wgmma,
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
           std::to_string(buffer_bytes) + " bytes and an mbarrier each; thread 0 copies a k-tile with " +
-          std::to_string(1 + tile.block_n / 64) +
-          " TMA boxes, its bytes expected on the buffer's barrier; step t passes the block barrier, starts "
-          "tile "
-          "t + " +
-          std::to_string(tile.stages - 2) +
-          ", waits for tile t's barrier, issues its wgmma, waits for "
-          "t - 1's",
-      cs::input_maps_note(shape) +
-          (shape.n % 8 == 0 && shape.k % 8 == 0
-               ? "; a pair of C is one 8-byte store"
-               : "; n or k is not a multiple of 8: a pair of C is two 4-byte stores")};
+          std::to_string(1 + tile.block_n / 64) + " TMA boxes, its bytes expected on the buffer's barrier; " +
+          "step t passes the block barrier, starts tile t + " + std::to_string(tile.stages - 2) +
+          ", waits for tile t's barrier, issues its wgmma, waits for t - 1's",
+      cs::input_maps_note(shape) + "; " + c_out};
   launch.index_width_from_host = false;
   // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
   const auto padded = std::make_shared<cs::PaddedInputs>();

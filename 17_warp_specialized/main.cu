@@ -255,25 +255,26 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.grid = grid;
   launch.block = block;
   launch.shared_bytes = shared_bytes + 2 * tile.stages * sizeof(std::uint64_t); // and the barriers
+  // The plan's notes: who owns which part of C, the ring and its barriers, how A, B and C move.
+  const std::string wgmma = "per 16 along K one wgmma.mma_async m64n" + std::to_string(tile.block_n) +
+                            "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread";
+  const std::string c_out = shape.n % 8 == 0 && shape.k % 8 == 0
+                                ? "a pair of C is one 8-byte store"
+                                : "n or k is not a multiple of 8: a pair of C is two 4-byte stores";
   launch.notes = {
       "block b owns a " + std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) +
           " tile of C, the tiles taken in groups of " + std::to_string(kGroupRows) +
-          " rows, down each column of a group before the next; warpgroup 0 copies, consumer warpgroup g "
-          "(warpgroup g + 1) owns rows 64g .. 64g + 63: per 16 along K one wgmma.mma_async m64n" +
-          std::to_string(tile.block_n) + "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread",
+          " rows, down each column of a group before the next; warpgroup 0 copies, consumer warpgroup g " +
+          "(warpgroup g + 1) owns rows 64g .. 64g + 63: " + wgmma,
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
-          std::to_string(buffer_bytes) +
-          " bytes and two mbarriers each (landed, freed); the producer's thread 0 copies a k-tile with " +
-          std::to_string(1 + tile.block_n / 64) +
-          " TMA boxes once its buffer is freed; a consumer waits for "
-          "landed, issues its wgmma, waits for the k-tile before's and frees its buffer",
+          std::to_string(buffer_bytes) + " bytes and two mbarriers each (landed, freed); the producer's " +
+          "thread 0 copies a k-tile with " + std::to_string(1 + tile.block_n / 64) +
+          " TMA boxes once its buffer is freed; a consumer waits for landed, issues its wgmma, waits for " +
+          "the k-tile before's and frees its buffer",
       "registers (setmaxnreg): the producer keeps 40 per thread, the " + std::to_string(warpgroups - 1) +
           " consumers share the rest of the " + std::to_string(cs::launch_registers(warpgroups * 128)) +
           " per thread the launch reserves",
-      cs::input_maps_note(shape) +
-          (shape.n % 8 == 0 && shape.k % 8 == 0
-               ? "; a pair of C is one 8-byte store"
-               : "; n or k is not a multiple of 8: a pair of C is two 4-byte stores")};
+      cs::input_maps_note(shape) + "; " + c_out};
   launch.index_width_from_host = false;
   // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
   const auto padded = std::make_shared<cs::PaddedInputs>();

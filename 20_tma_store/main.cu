@@ -404,37 +404,40 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.grid = grid;
   launch.block = block;
   launch.shared_bytes = shared_bytes + 2 * tile.stages * sizeof(std::uint64_t); // and the barriers
+  // The plan's notes: who owns which part of C, the ring and its barriers, how A, B and C move.
+  const std::string wgmma = "per 16 along K one wgmma.mma_async m64n" + std::to_string(tile.block_n) +
+                            "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread";
+  const std::string rows_out =
+      shape.n % 2 == 0 ? "a pair of C is one 8-byte store"
+                       : "n is odd: every other row of C starts 4 bytes past an 8-byte boundary, and "
+                         "there a lane stores columns 2q + 1 and 2q + 2, the second from the next "
+                         "lane (a shuffle), as one 8-byte store";
+  const std::string tma_out =
+      "C out: each consumer warpgroup writes its 64 rows 32 columns at a time into one "
+      "of its two staging buffers (" +
+      std::to_string(staging_bytes / 1024) +
+      " KB in all), and one thread stores the piece with a TMA box of 64 x 32; the "
+      "warpgroup goes on as soon as the TMA has read the buffer";
+  const std::string c_out =
+      shape.n % 8 == 0 && shape.k % 8 == 0
+          ? tma_out
+          : "n or k is not a multiple of 8: no tensor map of C, stored as stage 19 does: " + rows_out;
   launch.notes = {
       std::to_string(tiles) + " tiles of C, " + std::to_string(tile.block_m) + " rows x " +
           std::to_string(tile.block_n) + " columns, for " + grid_for + ", taken in groups of " +
-          std::to_string(kGroupRows) +
-          " rows, down each column of a group before the next; warpgroup 0 copies, consumer warpgroup g "
-          "(warpgroup g + 1) owns rows 64g .. 64g + 63: per 16 along K one wgmma.mma_async m64n" +
-          std::to_string(tile.block_n) + "k16, " + std::to_string(tile.block_n / 2) + " FP32 sums per thread",
+          std::to_string(kGroupRows) + " rows, down each column of a group before the next",
       cs::schedule_note(schedule, tiles, k_steps, blocks, options.split, tile.block_m, tile.block_n),
+      "warpgroup 0 copies, consumer warpgroup g (warpgroup g + 1) owns rows 64g .. 64g + 63: " + wgmma,
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
-          std::to_string(buffer_bytes) +
-          " bytes and two mbarriers each (landed, freed); the producer's thread 0 copies a k-tile with " +
-          std::to_string(1 + tile.block_n / 64) +
-          " TMA boxes once its buffer is freed; a consumer waits for "
-          "landed, issues its wgmma, waits for the k-tile before's and frees its buffer; at a tile's end it "
-          "frees the last one too and stores C while the producer copies the next tile's",
+          std::to_string(buffer_bytes) + " bytes and two mbarriers each (landed, freed); the producer's " +
+          "thread 0 copies a k-tile with " + std::to_string(1 + tile.block_n / 64) +
+          " TMA boxes once its buffer is freed; a consumer waits for landed, issues its wgmma, waits for " +
+          "the k-tile before's and frees its buffer; at a tile's end it frees the last one too and stores " +
+          "C while the producer copies the next tile's",
       "registers (setmaxnreg): the producer keeps 40 per thread, the " + std::to_string(warpgroups - 1) +
           " consumers share the rest of the " + std::to_string(cs::launch_registers(warpgroups * 128)) +
           " per thread the launch reserves",
-      cs::input_maps_note(shape) +
-          (shape.n % 8 == 0 && shape.k % 8 == 0
-               ? "; C out: each consumer warpgroup writes its 64 rows 32 columns at a time into one of its "
-                 "two "
-                 "staging buffers (" +
-                     std::to_string(staging_bytes / 1024) +
-                     " KB in all), and one thread stores the piece with a TMA box of 64 x 32; the warpgroup "
-                     "goes "
-                     "on as soon as the TMA has read the buffer"
-               : std::string(
-                     "; n or k is not a multiple of 8: no tensor map of C, which stage 19's stores write") +
-                     (shape.n % 2 == 0 ? ", a pair of C in one 8-byte store"
-                                       : ", a shifted row's pairs (2q + 1, 2q + 2) by a shuffle"))};
+      cs::input_maps_note(shape) + "; " + c_out};
   launch.index_width_from_host = false;
   // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
   const auto padded = std::make_shared<cs::PaddedInputs>();
