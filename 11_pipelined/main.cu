@@ -330,13 +330,14 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
 
 } // namespace stage11
 
-/// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares.
+/// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares, on a
+/// GPU of compute capability 8.0 or later (cp.async).
 int main(int argc, char** argv) {
   stage11::StageOptions options;
   return cs::run_matmul_stage(
       {"11_pipelined",
        "C = A*B on the GPU, stage 10's warp tiles fed by a cp.async pipeline through shared memory.",
        [&](cs::CommandLine& cli) { stage11::add_stage_options(cli, options); },
-       [&](const cs::MatmulShape& shape) { return stage11::plan_launch(options, shape); }},
+       [&](const cs::MatmulShape& shape) { return stage11::plan_launch(options, shape); }, 80, "cp.async"},
       argc, argv);
 }

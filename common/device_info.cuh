@@ -143,7 +143,7 @@ void print_device_info(const DeviceInfo& info);
 
 /// The streaming multiprocessors of the GPU this process uses, read from the device (never assumed:
 /// an H100 SXM and an H200 have 132, an H100 PCIe 114); 0 when there is no GPU to ask (`--plan` on a
-/// machine without one). For the persistent grids (stage 18 on), one block per SM.
+/// machine without one). For the persistent grids (stage 19 on), one block per SM.
 int multiprocessor_count();
 
 /// Exits with `error: ...` (exit 2) when @p bytes of device memory cannot be had on @p info's

@@ -1,6 +1,6 @@
 /// @file ldmatrix.cuh
 /// @brief ldmatrix: four 8 x 8 matrices of bf16 from shared memory into a warp's fragment
-/// registers in one instruction, optionally transposed on the way (chapter 13 walks through it).
+/// registers in one instruction, optionally transposed on the way (chapter 14 walks through it).
 /// Compute capability 7.5 or later.
 #pragma once
 

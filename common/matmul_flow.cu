@@ -245,9 +245,11 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
     kernel.what = launch.what;
     kernel.time = time;
     kernel.rate = matmul_gflops(shape, time.median_ms);
-    const double peak = kBf16 ? device.peak_bf16_gflops : device.peak_fp32_gflops;
+    // The arithmetic decides the peak and the tolerance: the tensor cores', or FP32 multiply-adds.
+    const bool tensor_cores = kBf16 && stage.tensor_core_sums;
+    const double peak = tensor_cores ? device.peak_bf16_gflops : device.peak_fp32_gflops;
     kernel.pct_peak = peak > 0 ? 100.0 * kernel.rate / peak : NAN;
-    const Accumulation accumulation = kBf16 ? Accumulation::kTensorCore : Accumulation::kFp32;
+    const Accumulation accumulation = tensor_cores ? Accumulation::kTensorCore : Accumulation::kFp32;
     kernel.check = check == CheckMode::kSample
                        ? verify_matmul_on_device(d_c.get(), a, b, shape, run.seed, accumulation, true)
                        : verify_matmul(a, b, c, shape, check, run.seed, accumulation);
@@ -287,9 +289,9 @@ int run_matmul_stage(const MatmulStageOf<Input>& stage, int argc, char** argv) {
   return code;
 }
 
-/// run_matmul_stage() for the FP32 stages (02-11): A, B and C in FP32.
+/// run_matmul_stage() for the FP32 stages (02-04, 07-11): A, B and C in FP32.
 template int run_matmul_stage<float>(const MatmulStageOf<float>&, int, char**);
-/// run_matmul_stage() for the tensor-core stages (12 on): A and B in bfloat16, C in FP32.
+/// run_matmul_stage() for the bf16 stages (12 on): A and B in bfloat16, C in FP32.
 template int run_matmul_stage<__nv_bfloat16>(const MatmulStageOf<__nv_bfloat16>&, int, char**);
 
 } // namespace cs

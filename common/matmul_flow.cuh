@@ -121,11 +121,15 @@ struct MatmulStageOf {
   /// The kernel is built for an architecture-specific target (sm_90a: wgmma, setmaxnreg), whose
   /// code runs on that one compute capability and on no later GPU: then any other capability exits 77.
   bool exactly_that_capability = false;
+  /// bf16 stages: the products are summed on the tensor cores, checked with their tolerance and
+  /// reported against the bf16 peak. false: FP32 multiply-adds on the CUDA cores (stage 12), the
+  /// FP32 tolerance and peak. The FP32 stages ignore it.
+  bool tensor_core_sums = true;
 };
 /// An FP32 stage.
 using MatmulStage = MatmulStageOf<float>;
-/// A tensor-core stage: bf16 A and B, FP32 sums and C, checked with the tensor-core tolerance
-/// (verify.hpp) and measured against cuBLAS with the same types.
+/// A bf16 stage: bf16 A and B, FP32 sums and C, checked with the tensor-core tolerance (verify.hpp;
+/// the FP32 one where the sums are not the tensor cores') and measured against cuBLAS with the same types.
 using Bf16MatmulStage = MatmulStageOf<__nv_bfloat16>;
 
 /// Whether every index of @p launch on @p shape fits in 32 bits: the element counts of A, B and C,

@@ -1,7 +1,7 @@
 /// @file mbarrier.cuh
 /// @brief The mbarrier: a barrier object in shared memory whose phase completes when enough
 /// threads have arrived and every byte they said to expect has landed, and the waits on its phases
-/// (chapter 16 walks through it; chapter 17 adds the plain arrival). Compute capability 9.0 for
+/// (chapter 17 walks through it; chapter 18 adds the plain arrival). Compute capability 9.0 for
 /// the byte counts (expect_tx).
 #pragma once
 

@@ -1,7 +1,7 @@
 /// @file mma_sync.cuh
 /// @brief mma.sync: a warp multiplies a 16 x 16 piece of A by a 16 x 8 piece of B on the tensor
 /// cores, bf16 in and FP32 sums, each lane holding fixed elements of the pieces (its fragments);
-/// and the two ways a lane fills a fragment register from shared memory (chapter 12 walks through
+/// and the two ways a lane fills a fragment register from shared memory (chapter 13 walks through
 /// them). Compute capability 8.0 or later.
 #pragma once
 

@@ -1,6 +1,6 @@
 /// @file registers.cuh
 /// @brief setmaxnreg: a warpgroup gives registers back or takes more, so that a producer that only
-/// issues copies keeps few and the consumers that hold the sums get the rest (chapter 17 walks
+/// issues copies keeps few and the consumers that hold the sums get the rest (chapter 18 walks
 /// through it). sm_90a code only, and only in a kernel whose register count is capped at entry
 /// (__launch_bounds__(threads, 1)).
 #pragma once

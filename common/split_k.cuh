@@ -2,7 +2,7 @@
 /// @brief Splitting the tiles of the last round along K: the schedule that decides which tiles are
 /// split and into how many pieces, the scratch buffer and flags through which a block hands its
 /// piece's sums to the block that stores the tile, and the release and acquire that order the two
-/// (chapter 19 walks through them).
+/// (chapter 20 walks through them).
 #pragma once
 
 #include "cuda_check.cuh"
@@ -36,7 +36,7 @@ __device__ __forceinline__ void wait_for_flag(const int* flag) {
 /// `--split auto`: a split tile's sums go through the scratch buffer and back, and the block that
 /// gathers them waits for the slowest of the blocks it gathers from. Nor does `auto` split where
 /// there are fewer tiles than blocks: there every piece is short, and at 1024^3 (32 tiles in four
-/// pieces of 4 k-tiles) the split was measured slower than whole tiles (chapter 19).
+/// pieces of 4 k-tiles) the split was measured slower than whole tiles (chapter 20).
 constexpr std::int64_t kSplitSavesAtLeast = 4;
 
 /// How the tiles are shared out among the blocks of a persistent grid.

@@ -1,8 +1,8 @@
 /// @file store_pair.cuh
 /// @brief How a lane's sums leave for C two at a time: a tensor-core fragment holds the elements of
 /// C in pairs of neighbouring columns (2q, 2q + 1), and a pair is one 8-byte store where the row
-/// allows it (chapter 12), even in a row that starts 4 bytes past an 8-byte boundary, where the
-/// lanes realign their pairs by a shuffle (store_row_of_pairs, chapter 19).
+/// allows it (chapter 13), even in a row that starts 4 bytes past an 8-byte boundary, where the
+/// lanes realign their pairs by a shuffle (store_row_of_pairs, chapter 20).
 #pragma once
 
 #include <cstdint>

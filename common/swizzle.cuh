@@ -1,8 +1,8 @@
 /// @file swizzle.cuh
 /// @brief Where a 16-byte chunk of a tile row is kept in a swizzled shared-memory tile: chunk c of
 /// row r at chunk c XOR (r % 8), so that the same chunk of eight consecutive rows lies in eight
-/// different groups of four banks (chapter 13 has the picture); and the same swizzle in the stripes
-/// of 64 columns that wgmma's 128-byte mode reads (chapter 14). Every write to such a tile and
+/// different groups of four banks (chapter 14 has the picture); and the same swizzle in the stripes
+/// of 64 columns that wgmma's 128-byte mode reads (chapter 15). Every write to such a tile and
 /// every read from it goes through one of these.
 #pragma once
 

@@ -7,7 +7,7 @@
 /// with. Only the driver API encodes one (cuTensorMapEncodeTiled), and the stages link only the
 /// runtime: cudaGetDriverEntryPointByVersion hands out the driver's function, so no `-lcuda` is
 /// needed. The maps the stages make, and the padded copies of matrices a map cannot take as they
-/// are, are in tma_inputs.cuh (chapter 16).
+/// are, are in tma_inputs.cuh (chapter 17).
 #pragma once
 
 #include "cuda_check.cuh"

@@ -1,6 +1,6 @@
 /// @file tma.cuh
 /// @brief The tensor memory accelerator's copy of a box of a matrix into shared memory, one
-/// instruction issued by one thread, its bytes counted on an mbarrier (chapter 16 walks through
+/// instruction issued by one thread, its bytes counted on an mbarrier (chapter 17 walks through
 /// it; the tensor maps it reads are made on the host: tensor_map.cuh). Compute capability 9.0.
 #pragma once
 

@@ -1,11 +1,11 @@
 /// @file tma_inputs.cuh
 /// @brief The host's side of the Hopper stages' TMA: the tensor maps of A and B (and of C for the
 /// TMA's stores), and the padded copies of A and B a map needs where their rows are not 16-byte
-/// aligned (chapter 16 walks through the maps and the copies; chapter 20 the map of C).
+/// aligned (chapter 17 walks through the maps and the copies; chapter 21 the map of C).
 ///
 /// A tensor map needs the matrix's address and its row pitch in multiples of 16 bytes, and the TMA
 /// runs at full speed where every 64-column row of a box is one whole 128-byte line of memory
-/// (rows 16 bytes past a line took 1.6 times as long, chapter 16). So A or B is copied first, into
+/// (rows 16 bytes past a line took 1.6 times as long, chapter 17). So A or B is copied first, into
 /// rows padded to a multiple of 64 elements, wherever its rows do not fill whole lines: one launch
 /// for both, in the stream order of the kernel that reads them, so a timed run includes it.
 #pragma once

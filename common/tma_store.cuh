@@ -1,7 +1,7 @@
 /// @file tma_store.cuh
 /// @brief The tensor memory accelerator's store of a box from shared memory to a matrix, the bulk
 /// groups that say when a store has read its shared memory and when it is done, and the barrier of
-/// the warpgroup that fills the box first (chapter 20 walks through them). Compute capability 9.0.
+/// the warpgroup that fills the box first (chapter 21 walks through them). Compute capability 9.0.
 #pragma once
 
 #include "shared_address.cuh"

@@ -99,7 +99,7 @@ enum class Accumulation {
 /// blocks, whatever their order or grouping, that is at most K·(1 + 2/b)·2u·Σ|a·b| to first order,
 /// which γ_2K(2u)·Σ|a·b| covers for every b ≥ 2. A dropped or doubled term moves an element by
 /// |a·b| itself, in most elements far more. The unit tests (tests/test_common.cpp) sum in this model
-/// in many orders and block sizes and check both; chapter 12 shows how close the GPU comes.
+/// in many orders and block sizes and check both; chapter 13 shows how close the GPU comes.
 double tensor_core_sum_tolerance(std::int64_t terms);
 
 /// Full CPU reference: C = A·B accumulated in double (row-major, shape.m × shape.n).

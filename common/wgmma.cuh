@@ -3,7 +3,7 @@
 /// @brief Hopper's wgmma.mma_async for bf16 A and B with FP32 sums, B read "transposed" (its rows
 /// along N), and what goes with it: the matrix descriptors that tell the tensor cores how a tile
 /// lies in shared memory, the fences, and the commits and waits of the instruction's groups
-/// (chapter 14 walks through them; chapter 15 waits for all but the newest group; chapter 19 pins
+/// (chapter 15 walks through them; chapter 16 waits for all but the newest group; chapter 20 pins
 /// the sums after the last wait).
 ///
 /// wgmma exists on compute capability 9.0 alone, in code built for the sm_90a target: include this

@@ -14,7 +14,7 @@ a=${1:?usage: compare_builds.sh <build-a> <build-b> <log-dir> [options]}
 b=${2:?usage: compare_builds.sh <build-a> <build-b> <log-dir> [options]}
 logs=${3:?usage: compare_builds.sh <build-a> <build-b> <log-dir> [options]}
 shift 3
-stages="12 13 14 15 16 17 18 19 20 21" sizes="4096 8192 4099" rounds=2 reps=20
+stages="12 13 14 15 16 17 18 19 20 21 22" sizes="4096 8192 4099" rounds=2 reps=20
 while (($#)); do
   case $1 in
     --stages) stages=$2; shift ;;

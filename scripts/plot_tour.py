@@ -109,7 +109,7 @@ def main(source, target, skipped, title="cuda-stages tour", metadata=None):
                     colors.append("tab:purple" if s.get("inputs") == "bf16" else "tab:blue")
         # The library bars: for each element type (FP32; bf16 for the tensor-core stages), the
         # yardstick of the last stage of that type that measured one at the size most of them ran
-        # (stage 21 runs at 4099³, where cuBLAS is another library: the bar shows it at 4096³).
+        # (stage 22 runs at 4099³, where cuBLAS is another library: the bar shows it at 4096³).
         for inputs in ("fp32", "bf16"):
             sizes = [s["sizes"] for s in matmul if s.get("inputs", "fp32") == inputs]
             usual = max(set(sizes), key=sizes.count) if sizes else None

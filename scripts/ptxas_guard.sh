@@ -18,7 +18,7 @@ if ((status == 0)) && grep -q 'Potential Performance Loss' <<<"$output"; then
   done
   [[ -n $object ]] && rm -f "$object"
   echo "error: ptxas reports a potential performance loss (above) in ${object:-this compile}: the" \
-    "kernel would run serialized; see chapter 19 (wgmma and the registers it accumulates into)" >&2
+    "kernel would run serialized; see chapter 20 (wgmma and the registers it accumulates into)" >&2
   exit 1
 fi
 exit "$status"

@@ -44,16 +44,17 @@ plan=(
   "09_vectorized|--size 4096|16-byte loads, A's tile transposed"
   "10_warp_tiling|--size 4096|block, warp and thread tiles"
   "11_pipelined|--size 4096|next tiles load during the products"
-  "12_tensor_cores|--size 4096|bf16 on the tensor cores: mma.sync"
-  "13_ldmatrix_swizzle|--size 4096|ldmatrix from XOR-swizzled tiles"
-  "14_wgmma|--size 4096|a warpgroup's wgmma reads shared memory"
-  "15_wgmma_async|--size 4096|wgmma runs on while the warps go on"
-  "16_tma|--size 4096|TMA copies the tiles, mbarriers count them"
-  "17_warp_specialized|--size 4096|a producer warpgroup copies, consumers multiply"
-  "18_persistent|--size 4096|one block per SM walks tile after tile"
-  "19_split_k|--size 4096|the last round split along K, odd rows realigned"
-  "20_tma_store|--size 4096|C out through shared memory by TMA stores"
-  "21_unaligned_rows|--size 4099|rows off 16-byte lines: C a row per store"
+  "12_bf16_inputs|--size 4096|bf16 A and B, FP32 products widened"
+  "13_tensor_cores|--size 4096|bf16 on the tensor cores: mma.sync"
+  "14_ldmatrix_swizzle|--size 4096|ldmatrix from XOR-swizzled tiles"
+  "15_wgmma|--size 4096|a warpgroup's wgmma reads shared memory"
+  "16_wgmma_async|--size 4096|wgmma runs on while the warps go on"
+  "17_tma|--size 4096|TMA copies the tiles, mbarriers count them"
+  "18_warp_specialized|--size 4096|a producer warpgroup copies, consumers multiply"
+  "19_persistent|--size 4096|one block per SM walks tile after tile"
+  "20_split_k|--size 4096|the last round split along K, odd rows realigned"
+  "21_tma_store|--size 4096|C out through shared memory by TMA stores"
+  "22_unaligned_rows|--size 4099|rows off 16-byte lines: C a row per store"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
@@ -126,7 +127,7 @@ done
 # The progression table, one row per stage (its headline variant). "x prev" is the speed-up over the
 # previous matrix-multiply stage, as a ratio of GFLOP/s (07 follows 04; the transpose and the dot
 # product are problems of their own), given only where both ran the same size: stage 01 runs at
-# 1000^3 and stage 21 at 4099^3, and a ratio across sizes would compare problems, not stages. The
+# 1000^3 and stage 22 at 4099^3, and a ratio across sizes would compare problems, not stages. The
 # first three columns are as wide as their texts.
 stage_width=17 changed_width=36 variant_width=13
 for row in "${rows[@]}"; do

@@ -430,7 +430,7 @@ void tensor_core_tolerance_catches_a_dropped_or_doubled_term() {
   // when one k-term is dropped from, or added twice to, every element (K = 16, 300, 2000), or a
   // whole k-tile of 32 terms is (K = 4100). A worst-case bound grows like K·Σ|a·b|, about K²/4 with
   // these inputs, while a term stays below 1: past K of about 2000 one lost term can hide under it
-  // (chapter 12 says so), a lost tile cannot.
+  // (chapter 13 says so), a lost tile cannot.
   for (const std::int64_t k : {16, 300, 2000, 4100}) {
     const cs::MatmulShape shape{48, 40, k};
     const cs::HostMatrix a = cs::random_bf16_matrix(shape.m, shape.k, 3, cs::Operand::kA);
@@ -653,30 +653,30 @@ void capability_message_or_later_and_exactly() {
   gpu.major = 9;
   gpu.minor = 0;
   // "or later": the capability itself and any newer one run; an older one is named with the need.
-  EXPECT(cs::capability_message(gpu, 8, 0, "12_tensor_cores", "bf16 mma.sync", false).empty());
-  EXPECT(cs::capability_message(gpu, 9, 0, "12_tensor_cores", "bf16 mma.sync", false).empty());
+  EXPECT(cs::capability_message(gpu, 8, 0, "13_tensor_cores", "bf16 mma.sync", false).empty());
+  EXPECT(cs::capability_message(gpu, 9, 0, "13_tensor_cores", "bf16 mma.sync", false).empty());
   gpu.name = "Tesla V100";
   gpu.major = 7;
-  EXPECT(cs::capability_message(gpu, 8, 0, "12_tensor_cores", "bf16 mma.sync", false) ==
-         "SKIP: no usable CUDA GPU: 12_tensor_cores needs compute capability 8.0 or later (bf16 mma.sync); "
+  EXPECT(cs::capability_message(gpu, 8, 0, "13_tensor_cores", "bf16 mma.sync", false) ==
+         "SKIP: no usable CUDA GPU: 13_tensor_cores needs compute capability 8.0 or later (bf16 mma.sync); "
          "Tesla V100 is 7.0");
   // "exactly" (sm_90a code): 9.0 runs; an older GPU and a newer one (10.0) are both turned away.
   gpu.name = "NVIDIA H100";
   gpu.major = 9;
-  EXPECT(cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma, an sm_90a instruction", true).empty());
+  EXPECT(cs::capability_message(gpu, 9, 0, "15_wgmma", "wgmma, an sm_90a instruction", true).empty());
   gpu.name = "NVIDIA B200";
   gpu.major = 10;
-  EXPECT(cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma, an sm_90a instruction", true) ==
-         "SKIP: no usable CUDA GPU: 14_wgmma needs compute capability 9.0 exactly (wgmma, an sm_90a "
+  EXPECT(cs::capability_message(gpu, 9, 0, "15_wgmma", "wgmma, an sm_90a instruction", true) ==
+         "SKIP: no usable CUDA GPU: 15_wgmma needs compute capability 9.0 exactly (wgmma, an sm_90a "
          "instruction); NVIDIA B200 is 10.0");
   gpu.name = "NVIDIA A100";
   gpu.major = 8;
-  EXPECT(cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma, an sm_90a instruction", true) ==
-         "SKIP: no usable CUDA GPU: 14_wgmma needs compute capability 9.0 exactly (wgmma, an sm_90a "
+  EXPECT(cs::capability_message(gpu, 9, 0, "15_wgmma", "wgmma, an sm_90a instruction", true) ==
+         "SKIP: no usable CUDA GPU: 15_wgmma needs compute capability 9.0 exactly (wgmma, an sm_90a "
          "instruction); NVIDIA A100 is 8.0");
   gpu.minor = 9; // 8.9 is newer than 8.0 but older than 9.0
-  EXPECT(!cs::capability_message(gpu, 9, 0, "14_wgmma", "wgmma", true).empty());
-  EXPECT(cs::capability_message(gpu, 8, 0, "13_ldmatrix_swizzle", "ldmatrix", false).empty());
+  EXPECT(!cs::capability_message(gpu, 9, 0, "15_wgmma", "wgmma", true).empty());
+  EXPECT(cs::capability_message(gpu, 8, 0, "14_ldmatrix_swizzle", "ldmatrix", false).empty());
 }
 
 void no_gpu_message_usable_gpu_and_versions() {

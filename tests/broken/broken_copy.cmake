@@ -33,7 +33,7 @@ function(cs_add_broken_copy name stage)
         list(APPEND keep "${kept}")
       endwhile()
       # One row per set in the table of instances (it may wrap onto a second line).
-      string(REGEX MATCHALL "\\{\"[^\"]*\", [A-Za-z_]+<" rows "${text}")
+      string(REGEX MATCHALL "\\{\"[^\"]*\", [A-Za-z0-9_]+<" rows "${text}")
       set(dropped 0)
       foreach(row IN LISTS rows)
         string(REGEX REPLACE "^\\{\"([^\"]*)\".*" "\\1" set_name "${row}")
