@@ -37,6 +37,8 @@ def main(source, target):
         for r in rows:
             if r["stage"] != stage:
                 continue
+            if not r["size"].isdigit():
+                continue  # a shape MxNxK: in the tables, not on this axis of square sizes
             size = int(r["size"])
             if number(r["cublas_gflops"]) is not None:
                 library.setdefault((inputs_of[stage], size), []).append(number(r["cublas_gflops"]))

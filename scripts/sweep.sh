@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # The size sweep: every matrix-multiply stage, and cuBLAS measured by each stage in the same
-# process on the same buffers, over square sizes from 256 to 8192 (powers of two and odd sizes).
+# process on the same buffers, over square sizes from 256 to 8192 (powers of two and odd sizes), or
+# over any list of sizes and shapes (m x n x k).
 usage() {
   cat <<'EOF'
 usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes "256 512 ..."] [--stages "04_shared_tiled ..."]
 
-Runs each matrix-multiply stage at each square size N (m = n = k = N) with --json and writes, in
-results-dir (default: <build-dir>/results):
+Runs each matrix-multiply stage at each size of the list, a square size N (m = n = k = N) or a
+shape MxNxK, with --json and writes, in results-dir (default: <build-dir>/results):
   sweep.csv   one row per stage and size: stage,size,gflops,pct_cublas,cublas_gflops,result,inputs
   sweep.json  every stage's report, in one array
   sweep.txt   the two tables printed: GFLOP/s (rows = sizes, columns = stages + cuBLAS), % of cuBLAS
-  sweep.png   GFLOP/s against size, one line per stage plus cuBLAS (where python3 has matplotlib)
+  sweep.png   GFLOP/s against the square sizes, one line per stage plus cuBLAS (where python3 has
+              matplotlib; shapes are in the tables only)
 
-  --sizes LIST    square sizes, default "256 512 1000 1024 2048 4096 4099 8192"
+  --sizes LIST    square sizes N and shapes MxNxK (each from 1 to 65536), default
+                  "256 512 1000 1024 2048 4096 4099 8192"; e.g. "4096 64x8192x8192 5000x3000x2000"
   --stages LIST   stage directories (or their numbers: "04 07"), default every built stage whose
                   --plan names a product C = A * B (the matrix-multiply stages)
   --help          this text
@@ -55,7 +58,11 @@ done
 results=${results:-$build/results}
 [[ -n ${sizes// /} ]] || bad "--sizes is empty"
 for n in $sizes; do
-  if ! [[ $n =~ ^[1-9][0-9]{0,4}$ ]] || ((n > 65536)); then bad "--sizes: '$n' is not a size in [1, 65536]"; fi
+  for d in ${n//x/ }; do
+    if ! [[ $n =~ ^[1-9][0-9]{0,4}(x[1-9][0-9]{0,4}x[1-9][0-9]{0,4})?$ ]] || ((d > 65536)); then
+      bad "--sizes: '$n' is neither a size N nor a shape MxNxK with each in [1, 65536]"
+    fi
+  done
 done
 
 # ---- The stages: those named, or every built stage whose plan is a matrix product.
@@ -82,15 +89,27 @@ mkdir -p "$results" || exit 2
 cmake=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
 cmake=${cmake:-cmake}
 
+# problem <size>: the stage's arguments for a size of the list: --size N, or --m M --n N --k K.
+problem() {
+  if [[ $1 == *x* ]]; then
+    local m n k
+    IFS=x read -r m n k <<<"$1"
+    echo "--m $m --n $n --k $k"
+  else
+    echo "--size $1"
+  fi
+}
 # run_options <stage> <size>: the repetitions, warm-ups and check of one run. Enough repetitions
 # for a steady median, few enough that ~8 stages x 8 sizes take minutes; the sampled check at the
 # large sizes (a full CPU reference of 8192^3 would take hours). The naive stages (02, 03) take
-# ~200 ms a run at 8192, so they get fewer runs above 4099.
+# ~200 ms a run at 8192, so they get fewer runs above 4099. A shape counts as the cube of its
+# products: m·n·k against 1024^3 and 4099^3.
 run_options() {
-  local stage=$1 n=$2 reps=20 warmup=3 check=auto
-  ((n <= 1024)) || reps=10 check=sample
-  ((n <= 4099)) || reps=5
-  if [[ $stage == 0[23]_* ]] && ((n > 4099)); then reps=3 warmup=1; fi
+  local stage=$1 work reps=20 warmup=3 check=auto
+  if [[ $2 == *x* ]]; then work=$((${2//x/ * })); else work=$(($2 * $2 * $2)); fi
+  ((work <= 1024 ** 3)) || reps=10 check=sample
+  ((work <= 4099 ** 3)) || reps=5
+  if [[ $stage == 0[23]_* ]] && ((work > 4099 ** 3)); then reps=3 warmup=1; fi
   echo "--reps $reps --warmup $warmup --check $check"
 }
 
@@ -106,10 +125,10 @@ for stage in "${list[@]}"; do
       verdict[$key]=SKIPPED
       continue
     fi
-    options=$(run_options "$stage" "$n")
-    echo "[$index/$total] $stage --size $n $options" >&2
+    options="$(problem "$n") $(run_options "$stage" "$n")"
+    echo "[$index/$total] $stage $options" >&2
     # shellcheck disable=SC2086 # $options is a list of arguments
-    output=$("$build/$stage/$stage" --size "$n" $options --json 2>&1)
+    output=$("$build/$stage/$stage" $options --json 2>&1)
     code=$?
     if ((code == 77)); then
       skipped+=("$stage")
@@ -188,8 +207,9 @@ for type in fp32 bf16; do
   for stage in "${list[@]}"; do [[ ${inputs[$stage]:-} == "$type" ]] && types+=("$type") && break; done
 done
 ((${#types[@]})) || types=(fp32)
-width=11
+width=11 size_width=6
 for stage in "${list[@]}"; do ((${#stage} <= width)) || width=${#stage}; done
+for n in $sizes; do ((${#n} <= size_width)) || size_width=${#n}; done
 {
   for table in rate pct; do
     if [[ $table == rate ]]; then
@@ -197,12 +217,12 @@ for stage in "${list[@]}"; do ((${#stage} <= width)) || width=${#stage}; done
     else
       printf '\n%% of cuBLAS (each stage against the cuBLAS run of its own process)\n'
     fi
-    printf '%6s' size
+    printf "%${size_width}s" size
     printf "  %${width}s" "${list[@]}"
     [[ $table == pct ]] || printf "  %${width}s" "${types[@]/#/cuBLAS }"
     printf '\n'
     for n in $sizes; do
-      printf '%6s' "$n"
+      printf "%${size_width}s" "$n"
       library_fp32=() library_bf16=()
       for stage in "${list[@]}"; do
         key="$stage $n"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# scripts/sweep.sh on a build directory that holds one fake matrix-multiply stage (a shell script
+# that prints the report a stage prints with --json, for the problem it was given): the sweep must
+# hand a square size over as --size N and a shape as --m M --n N --k K, choose the repetitions and
+# the check by the product's size, and write both into its CSV and tables; a size that is neither
+# is rejected before any run. No GPU needed. Usage: sweep_test.sh <sweep.sh> <scratch-dir>
+set -u
+sweep=$1 work=$2
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$work" && mkdir -p "$work/build/90_fake" || fail "cannot make $work"
+cat >"$work/build/90_fake/90_fake" <<FAKE
+#!/usr/bin/env bash
+# The fake stage: --plan names a product; a run records its arguments and prints a report.
+[[ \$1 == --plan ]] && { echo "90_fake: C (16x16x16) = A * B"; exit 0; }
+echo "\$*" >>"$work/args.log"
+echo '{"stage":"90_fake","unit":"GFLOP/s","yardstick":"cuBLAS","headline":"fake","result":"PASS","inputs":"bf16","variants":[{"name":"cuBLAS","rate":1000.0,"pct_yardstick":100.0,"yardstick":true},{"name":"fake","rate":500.0,"pct_yardstick":50.0,"yardstick":false}]}'
+FAKE
+chmod +x "$work/build/90_fake/90_fake"
+
+out=$(bash "$sweep" "$work/build" "$work/results" --sizes "256 64x8192x512 16384x1024x1024" 2>&1)
+code=$?
+((code == 0)) || fail "the sweep exited $code: $out"
+args=$(cat "$work/args.log")
+grep -qx -- "--size 256 --reps 20 --warmup 3 --check auto --json" <<<"$args" || fail "256: $args"
+grep -qx -- "--m 64 --n 8192 --k 512 --reps 20 --warmup 3 --check auto --json" <<<"$args" || fail "64x8192x512: $args"
+grep -qx -- "--m 16384 --n 1024 --k 1024 --reps 10 --warmup 3 --check sample --json" <<<"$args" ||
+  fail "16384x1024x1024 (past 1024^3 products: the sampled check): $args"
+csv="$work/results/sweep.csv"
+for row in "90_fake,256,500.0,50.00,1000.0,PASS,bf16" "90_fake,64x8192x512,500.0,50.00,1000.0,PASS,bf16" \
+  "90_fake,16384x1024x1024,500.0,50.00,1000.0,PASS,bf16"; do
+  grep -qx -- "$row" "$csv" || fail "sweep.csv has no row $row: $(cat "$csv")"
+done
+grep -qE '^16384x1024x1024 +500 +1000$' "$work/results/sweep.txt" || fail "the table has no row for the shape: $(cat "$work/results/sweep.txt")"
+echo "ok: a size and two shapes swept, each with the arguments and the check its products call for"
+
+out=$(bash "$sweep" "$work/build" "$work/results" --sizes "256 64x8192" 2>&1)
+code=$?
+((code == 2)) && [[ $out == *"'64x8192' is neither a size N nor a shape MxNxK"* ]] || fail "64x8192 accepted (exit $code): $out"
+[[ $(wc -l <"$work/args.log") == 3 ]] || fail "a stage ran before the bad size was rejected"
+echo "ok: 64x8192 rejected before any run"
