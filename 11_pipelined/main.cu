@@ -21,6 +21,7 @@
 #include "kernel_table.cuh"
 #include "matmul_flow.cuh"
 #include "quads.cuh"
+#include "thread_tile.cuh"
 
 #include <cstdint>
 #include <string>
@@ -30,14 +31,6 @@ namespace stage11 {
 
 /// Block rows per group in the order blocks take their tiles of C.
 constexpr int kGroupRows = 8;
-
-/// Blocks of matmul_pipelined that must fit on an SM at once (__launch_bounds__), for a thread tile
-/// of @p thread_m × @p thread_n: two of 256 threads when it is at most 64 floats, which caps a
-/// thread at 65536 / 512 = 128 registers; one otherwise, which lets a thread with 128 sums have up
-/// to 255.
-constexpr int min_blocks_per_sm(int thread_m, int thread_n) {
-  return thread_m * thread_n <= 64 ? 2 : 1;
-}
 
 /// C = A·B (A m×k, B k×n, C m×n, FP32, row-major) with stage 10's block, warp and thread tiles, the
 /// k-tiles copied by cp.async into a ring of kStages buffers, kStages - 1 ahead of the one being
@@ -59,7 +52,7 @@ constexpr int min_blocks_per_sm(int thread_m, int thread_n) {
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kThreadM, int kThreadN,
           int kStages, bool kAligned>
 __global__ void __launch_bounds__((kBlockM / kWarpM) * (kBlockN / kWarpN) * 32,
-                                  min_blocks_per_sm(kThreadM, kThreadN))
+                                  cs::min_blocks_per_sm(kThreadM, kThreadN))
     matmul_pipelined(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
                      std::int64_t k) {
   constexpr int kWarpsN = kBlockN / kWarpN; // warps across the block's tile of C
@@ -309,8 +302,8 @@ cs::MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape&
           " rows, down each column of a group before the next; a warp owns " + std::to_string(tile.warp_m) +
           " x " + std::to_string(tile.warp_n) + " of it, a thread " + std::to_string(tile.thread_m) + " x " +
           std::to_string(tile.thread_n) +
-          (min_blocks_per_sm(tile.thread_m, tile.thread_n) == 2 ? " (two blocks per SM)"
-                                                                : " (one block per SM)"),
+          (cs::min_blocks_per_sm(tile.thread_m, tile.thread_n) == 2 ? " (two blocks per SM)"
+                                                                    : " (one block per SM)"),
       "shared memory: a ring of " + std::to_string(tile.stages) + " buffers of " +
           std::to_string(buffer_bytes) +
           " bytes (an A tile and a B tile); step t waits for tile t, passes one barrier, starts copying tile "
