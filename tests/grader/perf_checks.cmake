@@ -61,7 +61,7 @@ cs_perf_check(16_wgmma_async.perf.vs_15_wgmma MIN 1.05
   SLOW 15_wgmma wgmma_256x128x64/s4 --size 4096 --check sample --reps 5)
 # 17, the tensor memory accelerator, against 16 at 4099^3, where rows are not 16-byte aligned: 16
 # falls back to 2-byte copies, 17 copies A and B into padded rows once and runs at full speed.
-cs_perf_check(17_tma.perf.vs_15_wgmma_async_at_4099 MIN 1.5
+cs_perf_check(17_tma.perf.vs_16_wgmma_async_at_4099 MIN 1.5
   FAST 17_tma tma_256x128x64/s4 --size 4099 --check sample --reps 5
   SLOW 16_wgmma_async wgmma_async_256x128x64/s4 --size 4099 --check sample --reps 5)
 # 18, a producer warpgroup and consumers, against 17 at 4096^3: its gain is mostly its wider default
@@ -78,19 +78,19 @@ cs_perf_check(19_persistent.perf.vs_18_warp_specialized MIN 0.98
   SLOW 18_warp_specialized specialized_128x256x64/s4 --size 4096 --check sample --reps 5)
 # 20, the last round split along K, against 19 at 3072^3: 288 tiles of 128 x 256 are two rounds of
 # 132 and 24 tiles, which 20 splits in five pieces each (on an H100, 2026-11-25: 1.13x).
-cs_perf_check(20_split_k.perf.vs_18_persistent_at_3072 MIN 1.05
+cs_perf_check(20_split_k.perf.vs_19_persistent_at_3072 MIN 1.05
   FAST 20_split_k split_k_128x256x64/s4 --size 3072 --check sample --reps 5
   SLOW 19_persistent persistent_128x256x64/s4 --size 3072 --check sample --reps 5)
 # 21, C through shared memory and TMA stores, against 20 at 4096 x 4096 x 512: few k-tiles per tile,
 # so that C's stores were a large part of a tile's time (on an H100, 2026-11-25: 1.12x; 1.03x to
 # 1.05x at 4096^3).
-cs_perf_check(21_tma_store.perf.vs_19_split_k_at_k512 MIN 1.05
+cs_perf_check(21_tma_store.perf.vs_20_split_k_at_k512 MIN 1.05
   FAST 21_tma_store tma_store_128x256x64/s4 --m 4096 --n 4096 --k 512 --check sample --reps 5
   SLOW 20_split_k split_k_128x256x64/s4 --m 4096 --n 4096 --k 512 --check sample --reps 5)
 # 22, C's unaligned rows a row at a time and A and B padded in one launch, against 21 at 4099 x 4099
 # x 515: n and k odd, few k-tiles per tile, so that C's stores and the copies weigh most (on an
 # H200, 2026-11-26: 1.15x to 1.19x; 1.12x at 4099^3).
-cs_perf_check(22_unaligned_rows.perf.vs_20_tma_store_at_4099_k515 MIN 1.05
+cs_perf_check(22_unaligned_rows.perf.vs_21_tma_store_at_4099_k515 MIN 1.05
   FAST 22_unaligned_rows unaligned_rows_128x256x64/s4 --m 4099 --n 4099 --k 515 --check sample --reps 5
   SLOW 21_tma_store tma_store_128x256x64/s4 --m 4099 --n 4099 --k 515 --check sample --reps 5)
 
