@@ -4,18 +4,24 @@
 # over any list of sizes and shapes (m x n x k).
 usage() {
   cat <<'EOF'
-usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes "256 512 ..."] [--stages "04_shared_tiled ..."]
+usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes "256 512 ..." | --grid] [--stages "04_shared_tiled ..."]
 
 Runs each matrix-multiply stage at each size of the list, a square size N (m = n = k = N) or a
 shape MxNxK, with --json and writes, in results-dir (default: <build-dir>/results):
   sweep.csv   one row per stage and size: stage,size,gflops,pct_cublas,cublas_gflops,result,inputs
   sweep.json  every stage's report, in one array
   sweep.txt   the two tables printed: GFLOP/s (rows = sizes, columns = stages + cuBLAS), % of cuBLAS
+              with each stage's geometric mean and its number of sizes under 95%
   sweep.png   GFLOP/s against the square sizes, one line per stage plus cuBLAS (where python3 has
               matplotlib; shapes are in the tables only)
+  sweep_heatmap.png  where shapes were swept: % of cuBLAS of each stage as heat maps, short A
+              (m <= 512) and narrow C (n <= 512) by rows against the other two sizes, the other
+              shapes in a strip (scripts/plot_heatmap.py)
 
   --sizes LIST    square sizes N and shapes MxNxK (each from 1 to 65536), default
                   "256 512 1000 1024 2048 4096 4099 8192"; e.g. "4096 64x8192x8192 5000x3000x2000"
+  --grid          the 46 shapes of scripts/shape_grid.txt: short A, narrow C, squares, short and
+                  long K, odd sizes
   --stages LIST   stage directories (or their numbers: "04 07"), default every built stage whose
                   --plan names a product C = A * B (the matrix-multiply stages)
   --help          this text
@@ -34,13 +40,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 # ---- Arguments: two positional directories and two options, in any order.
 bad() {
   echo "error: $*" >&2
-  echo "usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes LIST] [--stages LIST] (--help: more)" >&2
+  echo "usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes LIST | --grid] [--stages LIST] (--help: more)" >&2
   exit 2
 }
 build="" results="" sizes="256 512 1000 1024 2048 4096 4099 8192" stages=""
 while (($#)); do
   case $1 in
     --help | -h) usage && exit 0 ;;
+    --grid) sizes=$(sed 's/#.*//' "$here/shape_grid.txt" | tr -s ' \n' '  ') ;;
     --sizes | --stages)
       (($# >= 2)) || bad "$1 needs a list"
       if [[ $1 == --sizes ]]; then sizes=$2; else stages=$2; fi
@@ -242,6 +249,25 @@ for n in $sizes; do ((${#n} <= size_width)) || size_width=${#n}; done
       printf '\n'
     done
   done
+  # Under the % table: each stage's geometric mean over the sizes it passed, and how many of them
+  # are under 95% of cuBLAS.
+  printf "%${size_width}s" geomean
+  for stage in "${list[@]}"; do
+    values=()
+    for n in $sizes; do [[ ${verdict["$stage $n"]:-} == PASS ]] && values+=("${pct["$stage $n"]:-}"); done
+    printf "  %${width}s" "$(printf '%s\n' "${values[@]}" | grep -v '^-\?$' |
+      awk '$1 > 0 { s += log($1); c++ } END { if (c) printf "%.1f", exp(s / c); else printf "-" }')"
+  done
+  printf "\n%${size_width}s" "< 95%"
+  for stage in "${list[@]}"; do
+    under=0
+    for n in $sizes; do
+      [[ ${verdict["$stage $n"]:-} == PASS ]] && awk -v p="${pct["$stage $n"]:-}" 'BEGIN { exit !(p != "" && p != "-" && p < 95) }' &&
+        under=$((under + 1))
+    done
+    printf "  %${width}s" "$under"
+  done
+  printf '\n'
 } | tee "$results/sweep.txt"
 
 echo
@@ -264,6 +290,10 @@ if ((${#json_objects[@]})); then
   for python in python3 /usr/bin/python3; do
     if command -v "$python" >/dev/null 2>&1 && "$python" -c 'import matplotlib' >/dev/null 2>&1; then
       "$python" "$here/plot_sweep.py" "$results/sweep.csv" "$results/sweep.png" && echo "plot: $results/sweep.png"
+      if [[ $sizes == *x* ]]; then
+        "$python" "$here/plot_heatmap.py" "$results/sweep.csv" "$results/sweep_heatmap.png" &&
+          echo "heat map: $results/sweep_heatmap.png"
+      fi
       plotted=1
       break
     fi

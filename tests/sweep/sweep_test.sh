@@ -3,7 +3,8 @@
 # that prints the report a stage prints with --json, for the problem it was given): the sweep must
 # hand a square size over as --size N and a shape as --m M --n N --k K, choose the repetitions and
 # the check by the product's size, and write both into its CSV and tables; a size that is neither
-# is rejected before any run. No GPU needed. Usage: sweep_test.sh <sweep.sh> <scratch-dir>
+# is rejected before any run; --grid sweeps the grid of shapes, with the geometric mean and the
+# count under 95% under the table, and the heat map. No GPU needed. Usage: sweep_test.sh <sweep.sh> <scratch-dir>
 set -u
 sweep=$1 work=$2
 fail() { echo "FAIL: $*"; exit 1; }
@@ -38,3 +39,24 @@ code=$?
 ((code == 2)) && [[ $out == *"'64x8192' is neither a size N nor a shape MxNxK"* ]] || fail "64x8192 accepted (exit $code): $out"
 [[ $(wc -l <"$work/args.log") == 3 ]] || fail "a stage ran before the bad size was rejected"
 echo "ok: 64x8192 rejected before any run"
+
+# --grid: the shapes of scripts/shape_grid.txt, each run once; the % table closes with the stage's
+# geometric mean and its count of shapes under 95% (the fake is at 50% of cuBLAS everywhere); the
+# heat map is drawn where python3 has matplotlib.
+rm -f "$work/args.log"
+grid=$(sed 's/#.*//' "$(dirname "$sweep")/shape_grid.txt" | wc -w)
+((grid >= 30)) || fail "the grid has $grid shapes, fewer than 30"
+out=$(bash "$sweep" "$work/build" "$work/results" --grid 2>&1)
+code=$?
+((code == 0)) || fail "the sweep of the grid exited $code: $out"
+[[ $(wc -l <"$work/args.log") == "$grid" ]] || fail "$(wc -l <"$work/args.log") runs for the $grid shapes of the grid"
+grep -qx -- "--m 64 --n 8192 --k 8192 --reps 10 --warmup 3 --check sample --json" "$work/args.log" ||
+  fail "64x8192x8192 not run from the grid: $(head -3 "$work/args.log")"
+grep -qE '^ *geomean +50[.]0$' "$work/results/sweep.txt" || fail "no geometric mean of 50.0: $(tail -4 "$work/results/sweep.txt")"
+grep -qE "^ *< 95% +$grid\$" "$work/results/sweep.txt" || fail "not all $grid shapes counted under 95%: $(tail -4 "$work/results/sweep.txt")"
+if [[ $out == *"plot: skipped"* ]]; then
+  echo "ok: the grid's $grid shapes swept, geometric mean and count under 95% (no matplotlib: no heat map)"
+else
+  [[ -s $work/results/sweep_heatmap.png ]] || fail "matplotlib found but no heat map: $out"
+  echo "ok: the grid's $grid shapes swept, geometric mean and count under 95%, heat map drawn"
+fi
