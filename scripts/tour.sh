@@ -9,8 +9,9 @@
 # scripts/results_table.py makes the README's results table and chart from the first two. The
 # reports are read by CMake's JSON parser (scripts/read_report.cmake). A stage that finds no usable
 # GPU exits 77 with one line `SKIP: no usable CUDA GPU: <reason>`; the tour lists it as skipped and
-# keeps the reason it gave, under the table and in the plot. Exit status: 0 when every stage that ran
-# passed (a stage skipped for want of a GPU counts as passed), 1 otherwise.
+# keeps the reason it gave, under the table and in the plot. In a lab, a stage whose code still holds a
+# TODO(lab ...) line is not run (NOT WRITTEN). Exit status: 0 when every stage that ran passed (a
+# stage skipped for want of a GPU counts as passed) and none is left unwritten, 1 otherwise.
 set -u
 export LC_ALL=C # a decimal point in printf and awk, whatever the locale
 quick=0
@@ -81,6 +82,16 @@ for entry in "${plan[@]}"; do
   exe=$build/$stage/$stage
   if [[ ! -x $exe ]]; then
     outcomes+=("$stage|$args|$changed|not built|")
+    continue
+  fi
+  # In a lab (scripts/make_lab.sh), a stage whose code still holds a TODO is not run: a kernel with a
+  # step left out can wait forever on a barrier. It fails the tour, naming its TODOs.
+  todos=$(grep -ho 'TODO(lab [^)]*)' "$root/$stage"/*.cu "$root/$stage"/*.cpp 2>/dev/null | sort -u | tr '\n' ' ')
+  if [[ -n $todos ]]; then
+    failed=1
+    rows+=("$stage|$changed|-|-|-|-||-|-|NOT WRITTEN")
+    outcomes+=("$stage|$args|$changed|failed|not written: ${todos% } left")
+    echo "[$index/${#plan[@]}] $stage: not run, ${todos% } left" >&2
     continue
   fi
   echo "[$index/${#plan[@]}] $stage $args" >&2

@@ -69,6 +69,33 @@ function(cs_require_architecture target min)
   set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${kept})
 endfunction()
 
+# cs_lab_gate(<test> <target>...): in a lab (scripts/make_lab.sh switches CUDA_STAGES_LAB_PERF on), a
+# GPU test of a stage runs only once the stage's sources hold no `TODO(lab ...)` line: a kernel with
+# a step left out can wait forever on a barrier that nothing arrives at, and the grader would hang.
+# <target>.written (label cpu;lab) checks that and names each TODO left; while it fails, CTest
+# reports the stage's GPU tests "Not Run". In a lab a GPU test also fails after
+# CUDA_STAGES_LAB_GPU_TIMEOUT seconds, for a step written so that a barrier never completes.
+set(CUDA_STAGES_LAB_GPU_TIMEOUT 300 CACHE STRING "Seconds a GPU test of a lab may run before it fails")
+function(cs_lab_gate test)
+  if(NOT CUDA_STAGES_LAB_PERF)
+    return()
+  endif()
+  foreach(target IN LISTS ARGN)
+    get_property(gated GLOBAL PROPERTY CUDA_STAGES_LAB_GATED)
+    if(NOT target IN_LIST gated)
+      set_property(GLOBAL APPEND PROPERTY CUDA_STAGES_LAB_GATED ${target})
+      get_target_property(dir ${target} SOURCE_DIR)
+      file(GLOB sources "${dir}/*.cu" "${dir}/*.cuh" "${dir}/*.cpp")
+      add_test(NAME ${target}.written
+               COMMAND bash -c "if grep -Hn 'TODO(lab ' \"$@\"; then echo \"$0: its GPU tests run once each TODO above is written (a kernel with a step left out can wait forever)\"; exit 1; fi; echo \"$0: no TODO(lab ...) left\""
+                       ${target} ${sources})
+      set_tests_properties(${target}.written PROPERTIES LABELS "cpu;lab" FIXTURES_SETUP lab_written_${target})
+    endif()
+    set_property(TEST ${test} APPEND PROPERTY FIXTURES_REQUIRED lab_written_${target})
+  endforeach()
+  set_tests_properties(${test} PROPERTIES TIMEOUT ${CUDA_STAGES_LAB_GPU_TIMEOUT})
+endfunction()
+
 # cs_add_run_test(<name> <target> [GPU] [ARGS args...] [PASS_REGEX regex]): runs the stage; it
 # passes when the stage exits 0 (every verified variant matched the reference).
 function(cs_add_run_test name target)
@@ -77,6 +104,7 @@ function(cs_add_run_test name target)
   if(ARG_GPU)
     set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
+    cs_lab_gate(${name} ${target})
   else()
     set_tests_properties(${name} PROPERTIES LABELS cpu)
   endif()
@@ -124,6 +152,7 @@ function(cs_add_sanitizer_tests target)
     set_tests_properties(${target}.sanitizer.${tool} PROPERTIES
       LABELS sanitizer SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}"
       FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]")
+    cs_lab_gate(${target}.sanitizer.${tool} ${target})
   endforeach()
 endfunction()
 
