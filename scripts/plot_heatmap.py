@@ -34,12 +34,10 @@ def family(m, n, k):
 
 
 def sorted_labels(labels):
-    """Row and column labels in numeric order (by the numbers in them), as first seen otherwise."""
-    def key(label):
-        numbers = [int(t) for t in label.replace("=", " ").replace("x", " ").replace("³", " ").split()
-                   if t.isdigit()]
-        return numbers
-    return sorted(labels, key=key)
+    """Row and column labels in numeric order, by the numbers in them ("m = 64", "4096 x 14336")."""
+    def numbers(label):
+        return [int(t) for t in label.replace("=", " ").replace("x", " ").split() if t.isdigit()]
+    return sorted(labels, key=numbers)
 
 
 def main(source, target, only):

@@ -86,7 +86,8 @@ for entry in "${plan[@]}"; do
   fi
   # In a lab (scripts/make_lab.sh), a stage whose code still holds a TODO is not run: a kernel with a
   # step left out can wait forever on a barrier. It fails the tour, naming its TODOs.
-  todos=$(grep -ho 'TODO(lab [^)]*)' "$root/$stage"/*.cu "$root/$stage"/*.cpp 2>/dev/null | sort -u | tr '\n' ' ')
+  todos=$(grep -ho 'TODO(lab [^)]*)' "$root/$stage"/*.cu "$root/$stage"/*.cuh "$root/$stage"/*.cpp 2>/dev/null |
+    sort -u | tr '\n' ' ')
   if [[ -n $todos ]]; then
     failed=1
     rows+=("$stage|$changed|-|-|-|-||-|-|NOT WRITTEN")
