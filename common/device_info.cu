@@ -155,4 +155,17 @@ int multiprocessor_count() {
   return count;
 }
 
+DeviceFigures device_figures() {
+  int device = 0, sms = 0, clock_khz = 0, memory_khz = 0, bus_bits = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError()); // no GPU, or no driver: the caller assumes one
+    return {};
+  }
+  return {sms, clock_khz / 1e3, 2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9};
+}
+
 } // namespace cs

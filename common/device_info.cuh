@@ -146,6 +146,16 @@ void print_device_info(const DeviceInfo& info);
 /// machine without one). For the persistent grids (stage 19 on), one block per SM.
 int multiprocessor_count();
 
+/// What a rule that plans a launch for the GPU needs to know of it (stage 23): the streaming
+/// multiprocessors, their peak clock and the memory's peak bandwidth; all 0 when there is no GPU to
+/// ask (`--plan` on a machine without one).
+struct DeviceFigures {
+  int sms = 0;                   ///< streaming multiprocessors
+  double sm_clock_mhz = 0;       ///< peak SM clock, MHz
+  double peak_bandwidth_gbs = 0; ///< 2 (double data rate) x memory clock x bus bytes, decimal GB/s
+};
+DeviceFigures device_figures();
+
 /// Exits with `error: ...` (exit 2) when @p bytes of device memory cannot be had on @p info's
 /// device; @p what names the allocation. Call it before allocating.
 void require_device_memory(const DeviceInfo& info, std::size_t bytes, const std::string& what);

@@ -56,6 +56,7 @@ plan=(
   "20_split_k|--size 4096|the last round split along K, odd rows realigned"
   "21_tma_store|--size 4096|C out through shared memory by TMA stores"
   "22_unaligned_rows|--size 4099|rows off 16-byte lines: C a row per store"
+  "23_kernel_choice|--m 128 --n 8192 --k 8192|the tile and the split chosen for the problem"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
@@ -76,6 +77,7 @@ for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
   if ((quick)); then # small sizes: 01 at 300, the matrix products at 512, transpose 2048, dot 2^22
     args=$(sed -e 's/--size 1000/--size 300/; s/--size 4096/--size 512/; s/--size 8192/--size 2048/' \
+      -e 's/--n 8192 --k 8192/--n 1024 --k 1024/' \
       -e 's/--n 268435456/--n 4194304/' <<<"$args")
   fi
   index=$((index + 1))
