@@ -412,14 +412,14 @@ Machine machine_of() {
 
 /// One way to run the problem, and what the rule expects of it.
 struct Estimate {
-  std::string params;           ///< the instance
-  cs::TileSizes tile;           ///< its tile
-  std::string split;            ///< "never" or "always", as --split
-  cs::Schedule schedule;        ///< the tiles (and pieces of tiles) each block takes
-  std::int64_t tiles = 0;       ///< tiles of C
-  std::int64_t k_tiles = 0;     ///< k-tiles of each
-  double products_us = 0;       ///< the busiest block: its k-tiles, its fill, a split tile's gather
-  double bytes_us = 0;          ///< A, B and C (and a split's partial sums) moved at the copy rate
+  std::string params;       ///< the instance
+  cs::TileSizes tile;       ///< its tile
+  std::string split;        ///< "never" or "always", as --split
+  cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
+  std::int64_t tiles = 0;   ///< tiles of C
+  std::int64_t k_tiles = 0; ///< k-tiles of each
+  double products_us = 0;   ///< the busiest block: its k-tiles, its fill, a split tile's gather
+  double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
   double time_us() const { return std::max(products_us, bytes_us); }
 };
 
@@ -430,11 +430,13 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
   e.params = candidate.params;
   e.split = split;
   e.tile = cs::tile_sizes_of(e.params, "BMxBNxBK/sS");
-  e.tiles = ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
+  e.tiles =
+      ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
   e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
   e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
-  // LAB 23.rule: products: the busiest block's k-tiles at the instance's rate, fill, gather; bytes: A, B per group, C, pieces
-  // LAB-STUB: static_cast<void>(candidate), static_cast<void>(kFillUs), static_cast<void>(kGatherBytesPerUs);
+  // LAB 23.rule: products: the busiest block's k-tiles at the instance's rate, fill, gather; bytes: A, B per
+  // group, C, pieces LAB-STUB: static_cast<void>(candidate), static_cast<void>(kFillUs),
+  // static_cast<void>(kGatherBytesPerUs);
   const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
   const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
   const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
@@ -445,7 +447,8 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
   // scratch buffer and read back.
   const std::int64_t groups = ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
   const double split_bytes = 2.0 * (e.tiles - e.schedule.whole_tiles) * (e.schedule.parts - 1) * tile_bytes;
-  const double bytes = 2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
+  const double bytes =
+      2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
   e.bytes_us = bytes / machine.bytes_per_us;
   // END LAB
   return e;
@@ -463,7 +466,8 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
         if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, shape, machine));
   if (estimates.empty()) // a forced instance the rule has no figure for: stage 22's rate
     for (const char* way : {"never", "always"})
-      if (split == "auto" || split == way) estimates.push_back(estimate({params.c_str(), 0.70}, way, shape, machine));
+      if (split == "auto" || split == way)
+        estimates.push_back(estimate({params.c_str(), 0.70}, way, shape, machine));
   // Where the bytes bound several alike, the one whose products leave the most room beside them.
   std::stable_sort(estimates.begin(), estimates.end(), [](const Estimate& a, const Estimate& b) {
     return a.time_us() != b.time_us() ? a.time_us() < b.time_us() : a.products_us < b.products_us;
@@ -530,11 +534,11 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
                   us(machine.sm_flops_per_us / 1e6) + " TFLOP/s of bf16 products per SM at its peak and " +
                   us(machine.bytes_per_us / 1e6) + " TB/s of copies (" + machine.source + ")"};
   for (const Estimate& e : ranked)
-    launch.notes.push_back((&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split + ": " +
-                           std::to_string(e.tiles) + " tiles of " + std::to_string(e.k_tiles) +
+    launch.notes.push_back((&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split +
+                           ": " + std::to_string(e.tiles) + " tiles of " + std::to_string(e.k_tiles) +
                            " k-tiles, at most " + std::to_string(e.schedule.most_k_tiles) +
-                           " k-tiles a block; products " + us(e.products_us) + " us, bytes " + us(e.bytes_us) +
-                           " us: " + us(e.time_us()) + " us");
+                           " k-tiles a block; products " + us(e.products_us) + " us, bytes " +
+                           us(e.bytes_us) + " us: " + us(e.time_us()) + " us");
   launch.notes.push_back(cs::schedule_note(schedule, tiles, chosen.k_tiles, machine.sms, chosen.split,
                                            tile.block_m, tile.block_n));
   launch.index_width_from_host = false;
