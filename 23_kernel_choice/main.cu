@@ -382,12 +382,6 @@ constexpr Candidate kCandidates[] = {
     {"128x256x64/s4", 0.78}, {"256x128x64/s3", 0.76}, {"128x128x64/s4", 0.66},
     {"64x256x64/s5", 0.60},  {"64x128x64/s8", 0.48},
 };
-/// What a block spends besides its k-tiles: filling the ring before the first products and storing
-/// the last tile after them (microseconds, measured as above).
-constexpr double kFillUs = 2.0;
-/// The rate at which the block that stores a split tile reads each later piece's sums (bytes per
-/// microsecond: they are in L2, just written).
-constexpr double kGatherBytesPerUs = 100e3;
 /// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
 constexpr double kCopyShare = 0.90;
 
@@ -397,6 +391,12 @@ struct Machine {
   int sms = 132;
   double sm_flops_per_us = 2048.0 * 2 * 1980; ///< tensor-core multiply-adds per clock x 2 x MHz
   double bytes_per_us = kCopyShare * 4.8e6;
+  /// What a block spends besides its k-tiles: filling the ring before the first products and
+  /// storing the last tile after them (measured as the shares of the peak).
+  double fill_us = 2.0;
+  /// The rate at which the block that stores a split tile reads each later piece's sums (they are
+  /// in L2, just written).
+  double gather_bytes_per_us = 100e3;
   std::string source = "an H200's figures: no GPU found";
 };
 Machine machine_of() {
@@ -434,14 +434,13 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
       ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
   e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
   e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
-  // LAB 23.rule: products: the busiest block's k-tiles at the instance's rate, fill, gather; bytes: A, B per
-  // group, C, pieces LAB-STUB: static_cast<void>(candidate), static_cast<void>(kFillUs),
-  // static_cast<void>(kGatherBytesPerUs);
+  // LAB 23.rule: products: busiest block's k-tiles, fill, gather; bytes: A, B per group, C, split pieces
+  // LAB-STUB: static_cast<void>(candidate);
   const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
   const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
   const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
-  const double gather_us = (e.schedule.parts - 1) * tile_bytes / kGatherBytesPerUs;
-  e.products_us = e.schedule.most_k_tiles * k_tile_us + kFillUs + gather_us;
+  const double gather_us = (e.schedule.parts - 1) * tile_bytes / machine.gather_bytes_per_us;
+  e.products_us = e.schedule.most_k_tiles * k_tile_us + machine.fill_us + gather_us;
   // The bytes: A and C once; B once per group of kGroupRows rows of tiles, which the blocks of a round
   // take together, so that their reads of B meet in L2; a split tile's later pieces written to the
   // scratch buffer and read back.
