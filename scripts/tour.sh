@@ -31,8 +31,9 @@ cmake=${cmake:-cmake}
 
 # One line per stage, in reading order: stage | arguments that show its lesson | what changed from
 # the previous stage. A stage that is not built is left out. (The GPU matmul stages run at 4096^3,
-# where the GPU is full; the CPU loop at 1000^3, where it finishes in seconds: GFLOP/s compare across
-# the two sizes, times do not.)
+# where the GPU is full; 22 at 4099^3, rows off 16-byte boundaries; 23 at 128 x 8192 x 8192, a short
+# A; the CPU loop at 1000^3, where it finishes in seconds: GFLOP/s compare across the sizes, times
+# do not.)
 plan=(
   "01_cpu_matmul|--size 1000|CPU loops: i-j-k, then i-k-j"
   "02_naive_kernel|--size 4096|one GPU thread per element of C"
