@@ -518,7 +518,7 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   const std::size_t staging_bytes = static_cast<std::size_t>(tile.block_m / 64) * 2 * 64 * 32 * sizeof(float);
   const std::size_t shared_bytes = tile.stages * buffer_bytes + staging_bytes + 1024;
   cs::Bf16MatmulLaunch launch;
-  launch.name = "kernel_choice";
+  launch.name = "kernel_choice_" + params + (schedule.parts > 1 ? "+split" : "");
   launch.what = "stage 22's kernel, the instance and the split chosen for the problem";
   launch.grid = grid;
   launch.block = block;
