@@ -378,6 +378,7 @@ struct Candidate {
   const char* params; ///< the instance's `--params` set
   double efficiency;  ///< its products' rate, as a share of the tensor cores' peak
 };
+/// The instances the rule chooses among, the larger tiles first.
 constexpr Candidate kCandidates[] = {
     {"128x256x64/s4", 0.78}, {"256x128x64/s3", 0.76}, {"128x128x64/s4", 0.66},
     {"64x256x64/s5", 0.60},  {"64x128x64/s8", 0.48},
@@ -388,17 +389,18 @@ constexpr double kCopyShare = 0.90;
 /// The GPU the rule plans for: its SMs, one SM's dense bf16 peak and the memory's copy rate. Read
 /// from the GPU; without one (`--plan` on any machine), an H200's: 132 SMs at 1980 MHz, 4.8 TB/s.
 struct Machine {
-  int sms = 132;
+  int sms = 132;                              ///< streaming multiprocessors: blocks of the persistent grid
   double sm_flops_per_us = 2048.0 * 2 * 1980; ///< tensor-core multiply-adds per clock x 2 x MHz
-  double bytes_per_us = kCopyShare * 4.8e6;
+  double bytes_per_us = kCopyShare * 4.8e6;   ///< the copy rate, bytes per microsecond
   /// What a block spends besides its k-tiles: filling the ring before the first products and
   /// storing the last tile after them (measured as the shares of the peak).
   double fill_us = 2.0;
   /// The rate at which the block that stores a split tile reads each later piece's sums (they are
   /// in L2, just written).
   double gather_bytes_per_us = 100e3;
-  std::string source = "an H200's figures: no GPU found";
+  std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
 };
+/// The machine this process plans for: the GPU it uses, or an H200 without one.
 Machine machine_of() {
   Machine machine;
   const cs::DeviceFigures figures = cs::device_figures();
@@ -414,12 +416,13 @@ Machine machine_of() {
 struct Estimate {
   std::string params;       ///< the instance
   cs::TileSizes tile;       ///< its tile
-  std::string split;        ///< "never" or "always", as --split
+  std::string split;        ///< "never" or "always", as `--split`
   cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
   std::int64_t tiles = 0;   ///< tiles of C
   std::int64_t k_tiles = 0; ///< k-tiles of each
   double products_us = 0;   ///< the busiest block: its k-tiles, its fill, a split tile's gather
   double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
+  /// The estimate: the products or the bytes, whichever takes longer.
   double time_us() const { return std::max(products_us, bytes_us); }
 };
 
@@ -453,8 +456,8 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
   return e;
 }
 
-/// The rule: every candidate instance (or the one --params forces) with and without a split (or as
-/// --split forces), the least estimated time first, and of equal times the least products. Returns
+/// The rule: every candidate instance (or the one `--params` forces) with and without a split (or as
+/// `--split` forces), the least estimated time first, and of equal times the least products. Returns
 /// them all, sorted: the first is the choice.
 std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
                            const Machine& machine) {

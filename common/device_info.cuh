@@ -154,6 +154,7 @@ struct DeviceFigures {
   double sm_clock_mhz = 0;       ///< peak SM clock, MHz
   double peak_bandwidth_gbs = 0; ///< 2 (double data rate) x memory clock x bus bytes, decimal GB/s
 };
+/// The DeviceFigures of the GPU this process uses (all 0 without one).
 DeviceFigures device_figures();
 
 /// Exits with `error: ...` (exit 2) when @p bytes of device memory cannot be had on @p info's
