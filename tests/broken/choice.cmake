@@ -13,7 +13,7 @@ if(TARGET 23_kernel_choice)
   add_test(NAME broken_choice_never_splits.caught_by_plan
            COMMAND bash -c "out=$(\"$0\" --plan --m 64 --n 8192 --k 8192) || exit 1; printf '%s\\n' \"$out\" | grep chosen; ! grep -qE 'chosen: 64x[0-9]+x64/s[0-9], split always' <<<\"$out\""
                    $<TARGET_FILE:broken_choice_never_splits>)
-  set_tests_properties(broken_choice_never_splits.caught_by_plan PROPERTIES LABELS cpu)
+  set_tests_properties(broken_choice_never_splits.caught_by_plan PROPERTIES LABELS cpu ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
   # The scratch buffer of split tiles sized for 64-row tiles whatever the instance: with 128 rows,
   # the later blocks' slots lie past its end. memcheck sees the accesses (wherever they land).
   cs_add_broken_copy(choice_scratch_for_64_rows 23_kernel_choice PARAMS 128x256x64/s4
