@@ -369,6 +369,7 @@ const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, st
         {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
         {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true>, matmul_wgmma<64, 256, 64, 5, false>},
         {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},
+        {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true>, matmul_wgmma<128, 64, 64, 8, false>},
 };
 
 /// What the rule knows of the instances it chooses among: the share of an SM's tensor-core peak
@@ -381,7 +382,7 @@ struct Candidate {
 /// The instances the rule chooses among, the larger tiles first.
 constexpr Candidate kCandidates[] = {
     {"128x256x64/s4", 0.78}, {"256x128x64/s3", 0.76}, {"128x128x64/s4", 0.66},
-    {"64x256x64/s5", 0.60},  {"64x128x64/s8", 0.48},
+    {"64x256x64/s5", 0.60},  {"64x128x64/s8", 0.48}, {"128x64x64/s8", 0.40},
 };
 /// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
 constexpr double kCopyShare = 0.90;

@@ -85,12 +85,27 @@ __device__ __forceinline__ void pin_sums(float (&sums)[kCount]) {
 /// the tiles nor @p sums may be touched.
 template <int kN>
 __device__ __forceinline__ void wgmma_64xNx16(float (&sums)[kN / 2], std::uint64_t a, std::uint64_t b) {
-  static_assert(kN == 128 || kN == 256, "written out for N = 128 and N = 256");
+  static_assert(kN == 64 || kN == 128 || kN == 256, "written out for N = 64, 128 and 256");
   // The operands: the kN / 2 sums (read and written), the two descriptors, and 1 for "scale-d", the
   // predicate that makes it D = A·B + D rather than D = A·B. The four immediates: A and B not negated
   // (1, 1), A not transposed (0), B transposed (1).
   // clang-format off
-  if constexpr (kN == 128)
+  if constexpr (kN == 64)
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, accumulate, 1, 1, 0, 1;\n}\n"
+        : "+f"(sums[0]), "+f"(sums[1]), "+f"(sums[2]), "+f"(sums[3]), "+f"(sums[4]),
+          "+f"(sums[5]), "+f"(sums[6]), "+f"(sums[7]), "+f"(sums[8]), "+f"(sums[9]),
+          "+f"(sums[10]), "+f"(sums[11]), "+f"(sums[12]), "+f"(sums[13]), "+f"(sums[14]),
+          "+f"(sums[15]), "+f"(sums[16]), "+f"(sums[17]), "+f"(sums[18]), "+f"(sums[19]),
+          "+f"(sums[20]), "+f"(sums[21]), "+f"(sums[22]), "+f"(sums[23]), "+f"(sums[24]),
+          "+f"(sums[25]), "+f"(sums[26]), "+f"(sums[27]), "+f"(sums[28]), "+f"(sums[29]),
+          "+f"(sums[30]), "+f"(sums[31])
+        : "l"(a), "l"(b), "r"(1));
+  else if constexpr (kN == 128)
     asm volatile(
         "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %66, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
