@@ -1,13 +1,11 @@
 // 23_kernel_choice: the kernel chosen for the problem, the way a library's heuristic chooses.
 //
 // Stage 22's kernel is tuned for large squares: a 128 x 256 tile at one block per SM makes 32 tiles
-// at 256 x 4096 for 132 SMs, and a split that only the last of several rounds may take. Here the
-// kernel is stage 22's, unchanged, with more instances (64-row tiles, one consumer warpgroup, for
-// short A; 64-column tiles for narrow C), and a rule picks an instance and a schedule per problem:
-// for each, the busiest block's k-tiles and tiles at the rates measured for that instance (its
-// products) and A, B and C moved once at the memory's rate (its bytes); the time is the larger of
-// the two, and the least time wins. Few tiles are split along K whatever the round, when that is
-// what the rule finds faster.
+// at 256 x 4096 for 132 SMs. Here a rule, first in this file (Candidate to rank), picks an instance
+// and a schedule per problem: for each, the busiest block's k-tiles and tiles at the rates measured
+// for that instance (its products) and A, B and C moved once at the memory's rate (its bytes); the
+// larger is its time, the least time wins, split along K in any round or not. The kernel after it is
+// stage 22's, unchanged, in more instances (64-row tiles for short A, 64-column for narrow C).
 //
 // Run:  23_kernel_choice --m 128 --n 8192 --k 8192          (the rule's choice; --plan says why)
 //       23_kernel_choice --size 4096 --params 128x128x64/s4 (an instance forced; the rule still splits)
@@ -47,6 +45,109 @@ namespace stage23 {
 constexpr int kGroupRows = 8;
 
 using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
+
+/// What the rule knows of an instance, fitted to its times over a grid of shapes (chapter 23, "The
+/// rule"): its k-tiles' share of the tensor cores' peak with every SM busy, and what a tile costs it
+/// beyond its k-tiles (storing it, and the ring running dry while the next tile's first k-tiles land).
+struct Candidate {
+  const char* params; ///< the instance's `--params` set
+  double efficiency;  ///< its k-tiles' rate, as a share of the tensor cores' peak
+  double tile_us;     ///< microseconds a tile (or a piece of one) takes beyond its k-tiles
+};
+/// The instances the rule chooses among, the larger tiles first (the first of two equal estimates
+/// wins). Stage 22's 256 x 128 tiles are left out: no shape of the grid runs them fastest.
+constexpr Candidate kCandidates[] = {
+    {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s4", 0.68, 1.5}, {"64x256x64/s5", 0.70, 1.9},
+    {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},
+};
+/// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
+constexpr double kCopyShare = 0.90;
+
+/// The GPU the rule plans for: its SMs, one SM's dense bf16 peak and the memory's copy rate. Read
+/// from the GPU; without one (`--plan` on any machine), an H200's: 132 SMs at 1980 MHz, 4.8 TB/s.
+struct Machine {
+  int sms = 132;                              ///< streaming multiprocessors: blocks of the persistent grid
+  double sm_flops_per_us = 2048.0 * 2 * 1980; ///< tensor-core multiply-adds per clock x 2 x MHz
+  double bytes_per_us = kCopyShare * 4.8e6;   ///< the copy rate, bytes per microsecond
+  double fill_us = 9.0;   ///< a launch beyond its tiles: the grid's start, the first fill, the last stores
+  double gather_us = 2.5; ///< a split tile's first block, per later piece: its flag, its sums from L2
+  std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
+};
+/// The machine this process plans for: the GPU it uses, or an H200 without one.
+Machine machine_of() {
+  Machine machine;
+  const cs::DeviceFigures figures = cs::device_figures();
+  if (figures.sms == 0) return machine;
+  machine.sms = figures.sms;
+  machine.sm_flops_per_us = 2048.0 * 2 * figures.sm_clock_mhz;
+  machine.bytes_per_us = kCopyShare * figures.peak_bandwidth_gbs * 1e3;
+  machine.source = "read from the GPU";
+  return machine;
+}
+
+/// One way to run the problem, and what the rule expects of it.
+struct Estimate {
+  std::string params;       ///< the instance
+  cs::TileSizes tile;       ///< its tile
+  std::string split;        ///< "never" or "always", as `--split`
+  cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
+  std::int64_t tiles = 0;   ///< tiles of C
+  std::int64_t k_tiles = 0; ///< k-tiles of each
+  double products_us = 0;   ///< the busiest block: the fill, its k-tiles and tiles, a split tile's gather
+  double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
+  double time_us() const { return std::max(products_us, bytes_us); } ///< the estimate: the longer
+};
+
+/// The rule's estimate for instance @p candidate with the split @p split ("never" or "always").
+Estimate estimate(const Candidate& candidate, const std::string& split, const cs::MatmulShape& shape,
+                  const Machine& machine) {
+  Estimate e;
+  e.params = candidate.params;
+  e.split = split;
+  e.tile = cs::tile_sizes_of(e.params, "BMxBNxBK/sS");
+  e.tiles =
+      ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
+  e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
+  e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
+  // LAB 23.rule: products: fill, busiest block's k-tiles and tiles, gather; bytes: A, B per group, C, pieces
+  // LAB-STUB: static_cast<void>(candidate);
+  const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
+  const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
+  // The busiest block's tiles: its whole tiles, and a piece of a split tile in the last round.
+  const std::int64_t blocks = e.schedule.blocks;
+  const std::int64_t busiest_tiles = (e.schedule.whole_tiles + blocks - 1) / blocks + (e.schedule.parts > 1);
+  e.products_us = machine.fill_us + e.schedule.most_k_tiles * k_tile_us + busiest_tiles * candidate.tile_us +
+                  (e.schedule.parts - 1) * machine.gather_us;
+  // The bytes: A and C once; B once per group of kGroupRows rows of tiles (a round's blocks take them
+  // together: their reads of B meet in L2); a split tile's later pieces out to scratch and back.
+  const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
+  const std::int64_t groups = ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
+  const double split_bytes = 2.0 * (e.tiles - e.schedule.whole_tiles) * (e.schedule.parts - 1) * tile_bytes;
+  const double bytes =
+      2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
+  e.bytes_us = bytes / machine.bytes_per_us;
+  // END LAB
+  return e;
+}
+
+/// The rule: every candidate (or the one `--params` forces), split and whole (or as `--split` forces),
+/// sorted by estimate and of equal ones the least products first: the first is the choice.
+std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
+                           const Machine& machine) {
+  std::vector<Candidate> candidates;
+  for (const Candidate& candidate : kCandidates)
+    if (params == "auto" || params == candidate.params) candidates.push_back(candidate);
+  if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
+  std::vector<Estimate> estimates;
+  for (const Candidate& candidate : candidates)
+    for (const char* way : {"never", "always"})
+      if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, shape, machine));
+  // Where the bytes bound several alike, the one whose products leave the most room beside them.
+  std::stable_sort(estimates.begin(), estimates.end(), [](const Estimate& a, const Estimate& b) {
+    return a.time_us() != b.time_us() ? a.time_us() < b.time_us() : a.products_us < b.products_us;
+  });
+  return estimates;
+}
 
 /// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 19's persistent grid, the last
 /// round's tiles split along K: block b of G takes the whole tiles b, b + G, ... below @p whole_tiles,
@@ -372,118 +473,6 @@ const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, st
         {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},
         {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true>, matmul_wgmma<128, 64, 64, 8, false>},
 };
-
-/// What the rule knows of each instance it chooses among, fitted by least squares to the instance's
-/// times over a grid of shapes (chapter 23, "The rule"): the share of an SM's tensor-core peak its
-/// k-tiles reach with every SM busy, and what a tile of C costs it beyond its k-tiles (storing the
-/// tile, and the ring running dry while the next tile's first k-tiles land).
-struct Candidate {
-  const char* params; ///< the instance's `--params` set
-  double efficiency;  ///< its k-tiles' rate, as a share of the tensor cores' peak
-  double tile_us;     ///< microseconds a tile (or a piece of one) takes beyond its k-tiles
-};
-/// The instances the rule chooses among, the larger tiles first (the first of two equal estimates
-/// wins). Stage 22's 256 x 128 tiles are left out: no shape of the grid runs them fastest.
-constexpr Candidate kCandidates[] = {
-    {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s4", 0.68, 1.5}, {"64x256x64/s5", 0.70, 1.9},
-    {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},
-};
-/// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
-constexpr double kCopyShare = 0.90;
-
-/// The GPU the rule plans for: its SMs, one SM's dense bf16 peak and the memory's copy rate. Read
-/// from the GPU; without one (`--plan` on any machine), an H200's: 132 SMs at 1980 MHz, 4.8 TB/s.
-struct Machine {
-  int sms = 132;                              ///< streaming multiprocessors: blocks of the persistent grid
-  double sm_flops_per_us = 2048.0 * 2 * 1980; ///< tensor-core multiply-adds per clock x 2 x MHz
-  double bytes_per_us = kCopyShare * 4.8e6;   ///< the copy rate, bytes per microsecond
-  /// What every launch takes besides its tiles, as the host times it: starting the grid, filling the
-  /// ring before the first products, the last stores draining (fitted with the instances' constants).
-  double fill_us = 9.0;
-  /// What a split tile's first block spends on each later piece: waiting for its flag and adding its
-  /// sums from L2 (fitted likewise).
-  double gather_us = 2.5;
-  std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
-};
-/// The machine this process plans for: the GPU it uses, or an H200 without one.
-Machine machine_of() {
-  Machine machine;
-  const cs::DeviceFigures figures = cs::device_figures();
-  if (figures.sms == 0) return machine;
-  machine.sms = figures.sms;
-  machine.sm_flops_per_us = 2048.0 * 2 * figures.sm_clock_mhz;
-  machine.bytes_per_us = kCopyShare * figures.peak_bandwidth_gbs * 1e3;
-  machine.source = "read from the GPU";
-  return machine;
-}
-
-/// One way to run the problem, and what the rule expects of it.
-struct Estimate {
-  std::string params;       ///< the instance
-  cs::TileSizes tile;       ///< its tile
-  std::string split;        ///< "never" or "always", as `--split`
-  cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
-  std::int64_t tiles = 0;   ///< tiles of C
-  std::int64_t k_tiles = 0; ///< k-tiles of each
-  double products_us = 0;   ///< the busiest block: the fill, its k-tiles and tiles, a split tile's gather
-  double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
-  /// The estimate: the products or the bytes, whichever takes longer.
-  double time_us() const { return std::max(products_us, bytes_us); }
-};
-
-/// The rule's estimate for instance @p candidate with the split @p split ("never" or "always").
-Estimate estimate(const Candidate& candidate, const std::string& split, const cs::MatmulShape& shape,
-                  const Machine& machine) {
-  Estimate e;
-  e.params = candidate.params;
-  e.split = split;
-  e.tile = cs::tile_sizes_of(e.params, "BMxBNxBK/sS");
-  e.tiles =
-      ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
-  e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
-  e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
-  // LAB 23.rule: products: fill, busiest block's k-tiles and tiles, gather; bytes: A, B per group, C, pieces
-  // LAB-STUB: static_cast<void>(candidate);
-  const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
-  const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
-  // The busiest block's tiles: its whole tiles, and a piece of a split tile in the last round.
-  const std::int64_t blocks = e.schedule.blocks;
-  const std::int64_t busiest_tiles = (e.schedule.whole_tiles + blocks - 1) / blocks + (e.schedule.parts > 1);
-  e.products_us = machine.fill_us + e.schedule.most_k_tiles * k_tile_us + busiest_tiles * candidate.tile_us +
-                  (e.schedule.parts - 1) * machine.gather_us;
-  // The bytes: A and C once; B once per group of kGroupRows rows of tiles, which the blocks of a round
-  // take together, so that their reads of B meet in L2; a split tile's later pieces written to the
-  // scratch buffer and read back.
-  const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
-  const std::int64_t groups = ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
-  const double split_bytes = 2.0 * (e.tiles - e.schedule.whole_tiles) * (e.schedule.parts - 1) * tile_bytes;
-  const double bytes =
-      2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
-  e.bytes_us = bytes / machine.bytes_per_us;
-  // END LAB
-  return e;
-}
-
-/// The rule: every candidate instance (or the one `--params` forces) with and without a split (or as
-/// `--split` forces), the least estimated time first, and of equal times the least products. Returns
-/// them all, sorted: the first is the choice.
-std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
-                           const Machine& machine) {
-  std::vector<Estimate> estimates;
-  for (const Candidate& candidate : kCandidates)
-    if (params == "auto" || params == candidate.params)
-      for (const char* way : {"never", "always"})
-        if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, shape, machine));
-  if (estimates.empty()) // a forced instance the rule has no figures for: about 256 x 128's
-    for (const char* way : {"never", "always"})
-      if (split == "auto" || split == way)
-        estimates.push_back(estimate({params.c_str(), 0.70, 4.0}, way, shape, machine));
-  // Where the bytes bound several alike, the one whose products leave the most room beside them.
-  std::stable_sort(estimates.begin(), estimates.end(), [](const Estimate& a, const Estimate& b) {
-    return a.time_us() != b.time_us() ? a.time_us() < b.time_us() : a.products_us < b.products_us;
-  });
-  return estimates;
-}
 
 /// The stage's own options.
 struct StageOptions {

@@ -7,8 +7,8 @@ if(TARGET 23_kernel_choice)
   # the SMs. Nothing is wrong in C, only slow; the stage's own plan check sees it, without a GPU:
   # run on the broken copy with the same arguments, it fails.
   cs_add_broken_copy(choice_never_splits 23_kernel_choice PARAMS 64x256x64/s5
-    FIND "for (const char* way : {\"never\", \"always\"})\n        if (split == \"auto\" || split == way) estimates.push_back(estimate(candidate,"
-    REPLACE "for (const char* way : {\"never\"})\n        if (split == \"auto\" || split == way) estimates.push_back(estimate(candidate,")
+    FIND "for (const char* way : {\"never\", \"always\"})\n      if (split == \"auto\" || split == way) estimates.push_back(estimate(candidate,"
+    REPLACE "for (const char* way : {\"never\"})\n      if (split == \"auto\" || split == way) estimates.push_back(estimate(candidate,")
   # Caught: the broken copy runs, and its plan does not match the stage's own plan check.
   add_test(NAME broken_choice_never_splits.caught_by_plan
            COMMAND bash -c "out=$(\"$0\" --plan --m 64 --n 8192 --k 8192) || exit 1; printf '%s\\n' \"$out\" | grep chosen; ! grep -qE 'chosen: 64x[0-9]+x64/s[0-9], split always' <<<\"$out\""
