@@ -1,0 +1,686 @@
+// 23_kernel_choice: the kernel chosen for the problem, the way a library's heuristic chooses.
+//
+// Stage 22's kernel is tuned for large squares: a 128 x 256 tile at one block per SM makes 32 tiles
+// at 256 x 4096 for 132 SMs. Here a rule, first in this file (Candidate to rank), picks an instance
+// and a schedule per problem: for each, the busiest block's k-tiles and tiles at the rates measured
+// for that instance (its products) and A, B and C moved once at the memory's rate (its bytes); the
+// larger is its time, the least time wins, split along K in any round or not. The kernel after it is
+// stage 22's, unchanged, in more instances (64-row tiles for short A, 64-column for narrow C).
+//
+// Run:  23_kernel_choice --m 128 --n 8192 --k 8192          (the rule's choice; --plan says why)
+//       23_kernel_choice --size 4096 --params 128x128x64/s4 (an instance forced; the rule still splits)
+//       (--plan: print the launch and exit, no GPU needed; --help: every option)
+// Everything but the kernel and its launch is the host flow every matmul stage shares
+// (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report). wgmma exists on
+// compute capability 9.0 alone (the sm_90a target): on any other GPU the stage exits 77.
+/// @file
+/// @brief Stage 23: stage 22's kernel in more tile shapes, and a rule that chooses the instance and
+/// the split for each problem from its products and its bytes (chapter: 23_kernel_choice/README.md).
+#include "device_info.cuh"
+#include "kernel_table.cuh"
+#include "matmul_flow.cuh"
+#include "mbarrier.cuh"
+#include "registers.cuh"
+#include "split_k.cuh"
+#include "store_pair.cuh"
+#include "tma.cuh"
+#include "tma_inputs.cuh"
+#include "tma_store.cuh"
+#include "wgmma.cuh"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+// This stage's own names (every matmul stage has a StageOptions and a plan_launch of its own).
+namespace stage24 {
+
+/// Block rows per group in the order blocks take their tiles of C.
+constexpr int kGroupRows = 8;
+
+using bf16 = __nv_bfloat16; ///< bfloat16: a float's sign, 8-bit exponent and top 7 significand bits
+
+/// What the rule knows of an instance, fitted to its times over a grid of shapes (chapter 23, "The
+/// rule"): its k-tiles' share of the tensor cores' peak with every SM busy, and what a tile costs it
+/// beyond its k-tiles (storing it, and the ring running dry while the next tile's first k-tiles land).
+struct Candidate {
+  const char* params; ///< the instance's `--params` set
+  double efficiency;  ///< its k-tiles' rate, as a share of the tensor cores' peak
+  double tile_us;     ///< microseconds a tile (or a piece of one) takes beyond its k-tiles
+};
+/// The instances the rule chooses among, the larger tiles first (the first of two equal estimates
+/// wins). Stage 22's 256 x 128 tiles are left out: no shape of the grid runs them fastest.
+constexpr Candidate kCandidates[] = {
+    {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s4", 0.68, 1.5}, {"64x256x64/s5", 0.70, 1.9},
+    {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},
+};
+/// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
+constexpr double kCopyShare = 0.90;
+
+/// The GPU the rule plans for: its SMs, one SM's dense bf16 peak and the memory's copy rate. Read
+/// from the GPU; without one (`--plan` on any machine), an H200's: 132 SMs at 1980 MHz, 4.8 TB/s.
+struct Machine {
+  int sms = 132;                              ///< streaming multiprocessors: blocks of the persistent grid
+  double sm_flops_per_us = 2048.0 * 2 * 1980; ///< tensor-core multiply-adds per clock x 2 x MHz
+  double bytes_per_us = kCopyShare * 4.8e6;   ///< the copy rate, bytes per microsecond
+  double fill_us = 9.0;   ///< a launch beyond its tiles: the grid's start, the first fill, the last stores
+  double gather_us = 2.5; ///< a split tile's first block, per later piece: its flag, its sums from L2
+  std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
+};
+/// The machine this process plans for: the GPU it uses, or an H200 without one.
+Machine machine_of() {
+  Machine machine;
+  const cs::DeviceFigures figures = cs::device_figures();
+  if (figures.sms == 0) return machine;
+  machine.sms = figures.sms;
+  machine.sm_flops_per_us = 2048.0 * 2 * figures.sm_clock_mhz;
+  machine.bytes_per_us = kCopyShare * figures.peak_bandwidth_gbs * 1e3;
+  machine.source = "read from the GPU";
+  return machine;
+}
+
+/// One way to run the problem, and what the rule expects of it.
+struct Estimate {
+  std::string params;       ///< the instance
+  cs::TileSizes tile;       ///< its tile
+  std::string split;        ///< "never" or "always", as `--split`
+  cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
+  std::int64_t tiles = 0;   ///< tiles of C
+  std::int64_t k_tiles = 0; ///< k-tiles of each
+  double products_us = 0;   ///< the busiest block: the fill, its k-tiles and tiles, a split tile's gather
+  double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
+  double time_us() const { return std::max(products_us, bytes_us); } ///< the estimate: the longer
+};
+
+/// The rule's estimate for instance @p candidate with the split @p split ("never" or "always").
+Estimate estimate(const Candidate& candidate, const std::string& split, const cs::MatmulShape& shape,
+                  const Machine& machine) {
+  Estimate e;
+  e.params = candidate.params;
+  e.split = split;
+  e.tile = cs::tile_sizes_of(e.params, "BMxBNxBK/sS");
+  e.tiles =
+      ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
+  e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
+  e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
+  // LAB 23.rule: products: fill, busiest block's k-tiles and tiles, gather; bytes: A, B per group, C, pieces
+  // LAB-STUB: static_cast<void>(candidate);
+  const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
+  const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
+  // The busiest block's tiles: its whole tiles, and a piece of a split tile in the last round.
+  const std::int64_t blocks = e.schedule.blocks;
+  const std::int64_t busiest_tiles = (e.schedule.whole_tiles + blocks - 1) / blocks + (e.schedule.parts > 1);
+  e.products_us = machine.fill_us + e.schedule.most_k_tiles * k_tile_us + busiest_tiles * candidate.tile_us +
+                  (e.schedule.parts - 1) * machine.gather_us;
+  // The bytes: A and C once; B once per group of kGroupRows rows of tiles (a round's blocks take them
+  // together: their reads of B meet in L2); a split tile's later pieces out to scratch and back.
+  const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
+  const std::int64_t groups = ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
+  const double split_bytes = 2.0 * (e.tiles - e.schedule.whole_tiles) * (e.schedule.parts - 1) * tile_bytes;
+  const double bytes =
+      2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
+  e.bytes_us = bytes / machine.bytes_per_us;
+  // END LAB
+  return e;
+}
+
+/// The rule: every candidate (or the one `--params` forces), split and whole (or as `--split` forces),
+/// sorted by estimate and of equal ones the least products first: the first is the choice.
+std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
+                           const Machine& machine) {
+  std::vector<Candidate> candidates;
+  for (const Candidate& candidate : kCandidates)
+    if (params == "auto" || params == candidate.params) candidates.push_back(candidate);
+  if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
+  std::vector<Estimate> estimates;
+  for (const Candidate& candidate : candidates)
+    for (const char* way : {"never", "always"})
+      if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, shape, machine));
+  // Where the bytes bound several alike, the one whose products leave the most room beside them.
+  std::stable_sort(estimates.begin(), estimates.end(), [](const Estimate& a, const Estimate& b) {
+    return a.time_us() != b.time_us() ? a.time_us() < b.time_us() : a.products_us < b.products_us;
+  });
+  return estimates;
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void arrive_in_cta(std::uint64_t* barrier, unsigned cta) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(cs::shared_address(barrier)), "r"(cta));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+__device__ __forceinline__ void copy_box_multicast(void* to, const CUtensorMap& map, int col, int row,
+                                                   std::uint64_t* barrier, std::uint16_t mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(cs::shared_address(to)),
+               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(cs::shared_address(barrier)),
+               "h"(mask)
+               : "memory");
+}
+
+/// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 19's persistent grid, the last
+/// round's tiles split along K: block b of G takes the whole tiles b, b + G, ... below @p whole_tiles,
+/// then piece b % @p parts of tile whole_tiles + b / parts; a later piece's sums go to the block's
+/// slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and left zero
+/// after it), and the first piece's block adds them and stores the tile: through two staging
+/// buffers per consumer warpgroup and TMA stores to @p c_map, behind the next tile's products, where
+/// rows are 16-byte aligned, else each warp its 16 rows through its own part of them, a row per
+/// store (chapter 22). The blocks
+/// must all run at once: the grid is at most one block per SM,
+/// the tiles of C taken in groups of kGroupRows rows; no block barrier after the barriers are set
+/// up, and only the stores to C are guarded; sizes and offsets are 64-bit whatever the problem.
+///
+/// @tparam kBlockM rows of C per block, 64 per consumer warpgroup.
+/// @tparam kBlockN columns of C per block: the N of each wgmma (128 or 256).
+/// @tparam kBlockK the step along K (64: a row of the A tile is 128 bytes, the swizzle's width).
+/// @tparam kStages buffers in the ring: the producer may fill every buffer the consumers have freed.
+/// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
+///         checked by the host before the launch): C leaves through @p c_map and the TMA; otherwise
+///         a row of a warp's piece at a time (store_rows).
+template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned, int kCluster>
+__global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
+    matmul_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                 const __grid_constant__ CUtensorMap c_map, float* c, std::int64_t m, std::int64_t n,
+                 std::int64_t k, int whole_tiles, int parts, float* partials, int* arrived) {
+  static_assert(kBlockM % 64 == 0, "a warpgroup's wgmma covers 64 rows");
+  static_assert(kBlockK == 64 && kBlockN % 64 == 0, "swizzled rows are whole 128-byte stripes");
+  static_assert(kStages >= 2, "a ring with a tile on its way besides the one being multiplied");
+  // Registers: the launch reserves the same number for every thread; the producer gives all but 40
+  // back, the consumers share them out.
+  constexpr int kConsumers = kBlockM / 64;
+  constexpr int kProducerRegisters = 40;
+  constexpr int kConsumerRegisters = cs::consumer_registers(kConsumers, kProducerRegisters);
+  // The ring of kStages buffers, in dynamic shared memory from its first 1024-byte boundary (the
+  // host asks for 1024 bytes more). Buffer s: the A tile, kBlockM rows of kBlockK bf16, then the B
+  // tile, kBlockN / 64 stripes of kBlockK rows of 64 bf16; in every 8 rows of 128 bytes, chunk c of
+  // row r is kept at chunk c XOR (r % 8), as the tensor map's 128-byte swizzle writes them. Both
+  // tiles are multiples of 1024 bytes, so every tile starts on a 1024-byte boundary.
+  constexpr int kTileAElements = kBlockM * kBlockK;
+  constexpr int kStageElements = kTileAElements + kBlockK * kBlockN;
+  constexpr int kStageBytes = kStageElements * static_cast<int>(sizeof(bf16)); // what lands per tile
+  extern __shared__ float4 shared_quads[];
+  const unsigned shared_start = static_cast<unsigned>(__cvta_generic_to_shared(shared_quads));
+  bf16* const shared =
+      reinterpret_cast<bf16*>(reinterpret_cast<char*>(shared_quads) + (-shared_start & 1023));
+  // After the ring, two staging buffers per consumer warpgroup, each a piece of C of 64 rows x 32
+  // FP32 columns (8 KB: 128-byte rows, swizzled as A's tiles are), 1024-byte aligned.
+  constexpr int kPieceFloats = 64 * 32;
+  float* const staging = reinterpret_cast<float*>(shared + kStages * kStageElements);
+  // Two mbarriers per buffer: phase j of landed[s] completes when the (j + 1)-th tile copied into
+  // buffer s has landed whole; phase j of freed[s] when every consumer warp is done with it.
+  __shared__ std::uint64_t landed[kStages];
+  __shared__ std::uint64_t freed[kStages];
+
+  // The order of the tiles: tile t of C is in row first_row + in_group % rows_in_group and column
+  // in_group / rows_in_group of the tiles (the last group may have fewer rows). take_tile(t) points
+  // block_row and block_col, which the copies and the stores read, at tile t's first row and column.
+  const int blocks_n = static_cast<int>((n + kBlockN - 1) / kBlockN);
+  const int blocks_m = static_cast<int>((m + kBlockM - 1) / kBlockM);
+  const int rank = kCluster > 1 ? static_cast<int>(cluster_rank()) : 0;
+  const int unit_id = blockIdx.x / kCluster, units_in_grid = gridDim.x / kCluster;
+  const int unit_rows = (blocks_m + kCluster - 1) / kCluster;
+  const int tiles = unit_rows * blocks_n;
+  std::int64_t block_row = 0, block_col = 0;
+  const auto take_tile = [&](int tile) {
+    const int blocks_per_group = kGroupRows * blocks_n;
+    const int group = tile / blocks_per_group;
+    const int first_row = group * kGroupRows;
+    const int rows_in_group = min(unit_rows - first_row, kGroupRows);
+    const int in_group = tile - group * blocks_per_group;
+    block_row = (static_cast<std::int64_t>(first_row + in_group % rows_in_group) * kCluster + rank) * kBlockM;
+    block_col = static_cast<std::int64_t>(in_group / rows_in_group) * kBlockN;
+  };
+  // The block's work, piece by piece: for_each_piece(work) calls work(tile, k_begin, k_end) for
+  // k-tiles k_begin .. k_end - 1 of each tile it takes, in order. First the whole tiles b, b + G,
+  // ... below whole_tiles, as stage 19 took them; then, in the last round, piece b % parts of tile
+  // whole_tiles + b / parts: its k-tiles from k_tiles·p / parts to k_tiles·(p + 1) / parts (the host
+  // makes parts at most k_tiles, so no piece is empty). Blocks past the last piece have none.
+  const int k_tiles = static_cast<int>((k + kBlockK - 1) / kBlockK);
+  const auto for_each_piece = [&](auto&& work) {
+    for (int tile = unit_id; tile < whole_tiles; tile += units_in_grid) work(tile, 0, k_tiles);
+    if (unit_id < (tiles - whole_tiles) * parts) {
+      const int piece = unit_id % parts;
+      work(whole_tiles + unit_id / parts, k_tiles * piece / parts, k_tiles * (piece + 1) / parts);
+    }
+  };
+
+  // Computing: block -> warpgroup -> warp -> lane. This warpgroup's 64 rows of the block's tile,
+  // this warp's 16 of them, and this lane's place in each 16 x 8 piece: g = lane / 4 picks its rows,
+  // q = lane % 4 its pair of columns.
+  const int warpgroup = threadIdx.x / 128 - 1; // -1: the producer
+  const int warp = threadIdx.x % 128 / 32;
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4;
+  const int q = lane % 4;
+  // Thread 0 sets up the barriers (landed: one arrival, the copier's; freed: one per consumer warp)
+  // and makes them visible to the copies.
+  const bool copier = threadIdx.x == 0;
+  if (copier) {
+    for (int s = 0; s < kStages; ++s) {
+      cs::init_barrier(&landed[s], 1); // mbarrier.init
+      cs::init_barrier(&freed[s], kConsumers * 4 * kCluster);
+    }
+    cs::fence_barrier_init(); // fence.mbarrier_init
+  }
+  if constexpr (kCluster > 1)
+    cluster_sync();
+  else
+    __syncthreads();
+
+  // Thread 0 only: starts copying the k-tile at k_tile into buffer `stage`: the bytes to expect,
+  // then the A tile (columns k_tile .. k_tile + 63 of its rows) and each stripe of the B tile
+  // (rows k_tile .. k_tile + 63, 64 columns each), zeros where they reach past A or B.
+  const auto copy_tile = [&](int k_tile, int stage) {
+    bf16* const tile_a = shared + stage * kStageElements;
+    bf16* const tile_b = tile_a + kTileAElements;
+    cs::arrive_expecting(&landed[stage], kStageBytes); // mbarrier.arrive.expect_tx
+    cs::copy_box(tile_a, a_map, k_tile, static_cast<int>(block_row), &landed[stage]); // cp.async.bulk.tensor
+#pragma unroll
+    for (int stripe = 0; stripe < kBlockN / 64; ++stripe) {
+      if constexpr (kCluster == 1)
+        cs::copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
+                     &landed[stage]);
+      else if (stripe % kCluster == rank)
+        copy_box_multicast(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64,
+                           k_tile, &landed[stage], static_cast<std::uint16_t>((1 << kCluster) - 1));
+    }
+  };
+
+  float sums[kBlockN / 2]; // this lane's 2 x 2 elements of each 16 x 8 piece of the warp's 16 rows
+  // Issues the products of the k-tile in buffer `stage`, 16 along K at a time, and commits them as
+  // one group; they run on while the warpgroup goes on.
+  const auto multiply_stage = [&](int stage) {
+    // This warpgroup's 64 rows of the A tile (a whole number of 8-row groups: 1024-byte aligned).
+    const bf16* const tile_a = shared + stage * kStageElements + warpgroup * 64 * kBlockK;
+    const bf16* const tile_b = shared + stage * kStageElements + kTileAElements;
+    cs::fence_sums(); // wgmma.fence: the sums' registers are ready for the tensor cores
+#pragma unroll
+    for (int i = 0; i < kBlockK; i += 16) {
+      // A: 64 rows from column i: 2i bytes into each 128-byte row; 8-row groups 1024 bytes apart.
+      // B: 16 rows from row i: 128·i bytes into each stripe; 8-row groups 1024 bytes apart, stripes
+      // kBlockK rows of 128 bytes apart.
+      const std::uint64_t a_tile = cs::matrix_descriptor(tile_a + i, 16, 1024);
+      const std::uint64_t b_tile = cs::matrix_descriptor(tile_b + i * 64, kBlockK * 128, 1024);
+      cs::wgmma_64xNx16<kBlockN>(sums, a_tile, b_tile); // wgmma.mma_async.sync.aligned.m64nNk16
+    }
+    cs::commit_products(); // wgmma.commit_group
+  };
+
+  // Stores this warpgroup's sums without a tensor map of C, warp by warp: the warp's 16 rows of piece
+  // p (columns 32p .. 32p + 31) go into its own 2 KB of staging buffer p % 2, swizzled as the TMA's
+  // pieces (no bank conflicts), and come back a row at a time, lane i with column i: one 128-byte
+  // store per row, of the rows and columns inside C. The warp reads only what it wrote: __syncwarp
+  // orders its lanes' writes before their reads (and a piece's reads before the writes two later).
+  const auto store_rows = [&] {
+    float* const mine = staging + warpgroup * 2 * kPieceFloats + warp * 16 * 32;
+    const std::int64_t first_row = block_row + warpgroup * 64 + warp * 16;
+    // All 16 rows' loads at once, but 4 where four consumers leave each thread too few registers.
+    constexpr int kRowsAtOnce = kConsumers > 2 ? 4 : 16;
+#pragma unroll
+    for (int piece = 0; piece < kBlockN / 32; ++piece) {
+      float* const buffer = mine + (piece % 2) * kPieceFloats;
+#pragma unroll
+      for (int eight = 0; eight < 4; ++eight) {
+        const int j = piece * 4 + eight; // the 16 x 8 piece of the warp's sums
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = g + 8 * half, col = eight * 8 + 2 * q;
+          char* const at =
+              reinterpret_cast<char*>(buffer) + row * 128 + ((col / 4) ^ (row % 8)) * 16 + (col % 4) * 4;
+          *reinterpret_cast<float2*>(at) = make_float2(sums[4 * j + 2 * half], sums[4 * j + 2 * half + 1]);
+        }
+      }
+      __syncwarp();
+      const std::int64_t col = block_col + 32 * piece + lane;
+#pragma unroll kRowsAtOnce
+      for (int row = 0; row < 16; ++row) {
+        const float sum = *reinterpret_cast<const float*>(reinterpret_cast<const char*>(buffer) + row * 128 +
+                                                          ((lane / 4) ^ (row % 8)) * 16 + (lane % 4) * 4);
+        if (first_row + row < m && col < n) c[(first_row + row) * n + col] = sum;
+      }
+    }
+  };
+  // Hands this warpgroup's sums, its 64 rows of the tile at block_row, block_col, to the TMA, 32
+  // columns at a time: piece p (columns 32p .. 32p + 31) goes into staging buffer p % 2, written only
+  // once the TMA has read that buffer's piece before (two pieces ago, or the last tile's); every
+  // thread writes its pairs, fences, and after a barrier one thread issues the piece's store, a box
+  // of 64 rows x 32 columns (the TMA drops what lies past C).
+  const auto store_tile_by_tma = [&] {
+    float* const mine = staging + warpgroup * 2 * kPieceFloats;
+    const int first_row = static_cast<int>(block_row) + warpgroup * 64,
+              first_col = static_cast<int>(block_col);
+    const bool issuer = threadIdx.x % 128 == 0;
+#pragma unroll
+    for (int piece = 0; piece < kBlockN / 32; ++piece) {
+      float* const buffer = mine + (piece % 2) * kPieceFloats;
+      // cp.async.bulk.wait_group.read: the store two pieces ago has read this buffer.
+      if (issuer) cs::wait_stores_read<1>();
+      cs::sync_warpgroup(warpgroup); // bar.sync on the warpgroup's named barrier
+#pragma unroll
+      for (int eight = 0; eight < 4; ++eight) {
+        const int j = piece * 4 + eight; // the 16 x 8 piece of the warp's sums
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = warp * 16 + g + 8 * half, col = eight * 8 + 2 * q;
+          char* const at =
+              reinterpret_cast<char*>(buffer) + row * 128 + ((col / 4) ^ (row % 8)) * 16 + (col % 4) * 4;
+          *reinterpret_cast<float2*>(at) = make_float2(sums[4 * j + 2 * half], sums[4 * j + 2 * half + 1]);
+        }
+      }
+      cs::fence_for_async_proxy(); // fence.proxy.async: the TMA reads what these stores wrote
+      cs::sync_warpgroup(warpgroup);
+      if (issuer) {
+        cs::store_box(c_map, buffer, first_col + 32 * piece, first_row); // cp.async.bulk.tensor, to global
+        cs::commit_stores();                                             // cp.async.bulk.commit_group
+      }
+    }
+  };
+  // A split tile's sums, warp by warp: the slot of block b holds, for each of its consumer warps
+  // and each 4 of a lane's sums, the 32 lanes' float4s side by side (one 512-byte store per warp);
+  // arrived[b·W + w] is raised when warp w (of W consumer warps) has written its part.
+  constexpr int kConsumerWarps = kConsumers * 4;
+  const int consumer_warp = warpgroup * 4 + warp;
+  const auto slot_of = [&](int block) {
+    return reinterpret_cast<float4*>(partials) +
+           (static_cast<std::int64_t>(block) * kConsumerWarps + consumer_warp) * (kBlockN / 8) * 32 + lane;
+  };
+  // A later piece of a split tile: this warp's sums go to the block's slot, and once every lane's
+  // have been written (the fence makes them visible to the GPU, __syncwarp waits for the lanes),
+  // lane 0 raises the warp's flag.
+  const auto hand_over = [&] {
+    float4* const slot = slot_of(blockIdx.x);
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j)
+      slot[j * 32] = make_float4(sums[4 * j], sums[4 * j + 1], sums[4 * j + 2], sums[4 * j + 3]);
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) cs::raise_flag(&arrived[blockIdx.x * kConsumerWarps + consumer_warp], 1);
+  };
+  // The first piece of a split tile: the later ones are held by the next parts - 1 blocks. For each
+  // in order, this warp waits for its counterpart's flag, adds the slot to its sums and lowers the
+  // flag again for the next launch.
+  const auto gather = [&] {
+    for (int block = blockIdx.x + kCluster; block < static_cast<int>(blockIdx.x) + parts * kCluster;
+         block += kCluster) {
+      int* const flag = &arrived[block * kConsumerWarps + consumer_warp];
+      cs::wait_for_flag(flag); // ld.relaxed.gpu in a loop, then a fence
+      const float4* const slot = slot_of(block);
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        const float4 more = __ldcg(slot + j * 32);
+        sums[4 * j] += more.x;
+        sums[4 * j + 1] += more.y;
+        sums[4 * j + 2] += more.z;
+        sums[4 * j + 3] += more.w;
+      }
+      __syncwarp();
+      if (lane == 0) *flag = 0;
+    }
+  };
+
+  const auto free_stage = [&](int st) {
+    if constexpr (kCluster == 1)
+      cs::arrive(&freed[st]);
+    else
+      for (int r = 0; r < kCluster; ++r) arrive_in_cta(&freed[st], r);
+  };
+  if (warpgroup < 0) {
+    // The producer: keeps 40 registers, and its thread 0 copies every k-tile of the block's pieces
+    // into the next buffer once the consumers have freed it. The other 127 threads have nothing
+    // more to do.
+    cs::release_registers<kProducerRegisters>(); // setmaxnreg.dec
+    if (copier) {
+      // On a fresh barrier the wait for parity 1 returns at once (the phase before its first counts
+      // as completed), so the first round finds every buffer free. The buffer and the phase run on
+      // from one piece to the next: the first k-tiles of the next go into the buffers the
+      // consumers free first, while they still store (or hand over) the piece before.
+      int stage = 0, phase = 0;
+      for_each_piece([&](int tile, int k_begin, int k_end) {
+        take_tile(tile);
+        for (int t = k_begin; t < k_end; ++t) {
+          cs::wait_for_phase(&freed[stage], phase ^ 1); // mbarrier.try_wait.parity
+          copy_tile(t * kBlockK, stage);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      });
+    }
+    if constexpr (kCluster > 1) cluster_sync();
+    return;
+  }
+  // A consumer: takes the registers the producer gave back, then walks the block's pieces and
+  // their k-tiles in the producer's order.
+  cs::claim_registers<kConsumerRegisters>(); // setmaxnreg.inc
+  int stage = 0, phase = 0, previous = 0;
+  for_each_piece([&](int tile, int k_begin, int k_end) {
+    take_tile(tile);
+#pragma unroll
+    for (float& sum : sums) sum = 0.0f; // a new tile of C, or a new piece of one
+    for (int t = k_begin; t < k_end; ++t) {
+      cs::wait_for_phase(&landed[stage], phase);
+      multiply_stage(stage);
+      // k-tile t's products may run on; k-tile t - 1's have finished, so its buffer is free: each
+      // warp says so (lane 0 for the warp) once it has waited.
+      cs::wait_for_products<1>();                                 // wgmma.wait_group 1
+      if (t > k_begin && lane == 0) free_stage(previous);
+      previous = stage;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    // The last k-tile's products too, before the sums are read (pinned there, so that ptxas moves no
+    // read of them above the wait and serializes no wgmma); then its buffer is free as well,
+    // and the producer may fill it with the next piece's while this one is stored.
+    cs::wait_for_products<0>();
+    cs::pin_sums(sums);
+    if (lane == 0) free_stage(previous);
+    if (k_begin > 0) return hand_over(); // a later piece of a split tile: its first piece stores it
+    if (k_end < k_tiles) gather();       // the first piece of a split tile: add the later ones
+    if constexpr (kAligned)
+      store_tile_by_tma();
+    else
+      store_rows();
+  });
+  if (kAligned && threadIdx.x % 128 == 0) cs::wait_stores_done(); // the last pieces' stores, before the end
+  if constexpr (kCluster > 1) cluster_sync();
+}
+
+/// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
+/// Stage 22's five, two of 64 rows (one consumer warpgroup) for short A, one of 64 columns for narrow C.
+template <int kC>
+const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
+                               std::int64_t, int, int, float*, int*)>
+    kKernels = {
+        {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, kC>, matmul_wgmma<128, 256, 64, 4, false, kC>},
+        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, kC>, matmul_wgmma<128, 128, 64, 4, false, kC>},
+        {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true, kC>, matmul_wgmma<64, 256, 64, 5, false, kC>},
+        {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true, kC>, matmul_wgmma<64, 128, 64, 8, false, kC>},
+};
+
+/// The stage's own options.
+struct StageOptions {
+  std::string params = "auto"; ///< `--params`: block tile, buffers; auto: the rule's choice
+  int blocks = 0;              ///< `--blocks`: blocks in the grid, 0: one per SM
+  std::string split = "auto";  ///< `--split`: whether tiles are split along K; auto: the rule's choice
+  int cluster = 1;
+};
+
+/// Declares `--params` on @p cli, the parameter sets the kernel is instantiated for, `--blocks` and
+/// `--split`.
+void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
+  cli.add_int("blocks", &options.blocks, 0, 65535,
+              "blocks in the persistent grid, at most one per SM (the blocks wait for each other); 0: one "
+              "per SM of the GPU");
+  cli.add_choice("split", &options.split, {"auto", "always", "never"},
+                 "split the tiles of the last round along K among the blocks: as the rule finds faster, "
+                 "wherever the round leaves blocks idle, or never");
+  cli.add_int("cluster", &options.cluster, 1, 4, "blocks per cluster (B multicast)");
+  std::vector<std::string> sets = kKernels<1>.params();
+  sets.insert(sets.begin(), "auto");
+  cli.add_choice("params", &options.params, sets,
+                 "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
+                 "(a warpgroup per 64 rows); auto: the one the rule estimates fastest for the problem");
+}
+
+/// Plans the launch: the rule's instance and schedule (or those forced), then stage 22's persistent
+/// 1-D grid of at most one block per SM, of BM / 64 + 1 warpgroups.
+cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
+  Machine machine = machine_of();
+  if (options.blocks > 0) machine.sms = std::min(options.blocks, machine.sms);
+  const std::vector<Estimate> ranked = rank(options.params, options.split, shape, machine);
+  const Estimate& chosen = ranked.front();
+  const std::string params = chosen.params;
+  const cs::TileSizes tile = chosen.tile;
+  std::int64_t tiles = chosen.tiles;
+  cs::grid_of(tiles); // the kernel counts tiles in an int
+  cs::Schedule schedule = chosen.schedule;
+  dim3 grid = cs::grid_of(schedule.blocks);
+  const int warpgroups = tile.block_m / 64 + 1; // the consumers and the producer
+  const dim3 block(static_cast<unsigned>(warpgroups * 128));
+  // The ring: S buffers of an A tile and a B tile, bf16, swizzled by the TMA; then two staging
+  // buffers of 64 x 32 floats per consumer warpgroup; 1024 bytes more, to start on a 1024-byte boundary.
+  const std::size_t buffer_bytes = sizeof(bf16) * (tile.block_m * tile.block_k + tile.block_k * tile.block_n);
+  const std::size_t staging_bytes = static_cast<std::size_t>(tile.block_m / 64) * 2 * 64 * 32 * sizeof(float);
+  const std::size_t shared_bytes = tile.stages * buffer_bytes + staging_bytes + 1024;
+  const int cluster = options.cluster;
+  if (cluster > 1) {
+    const std::int64_t blocks_m = (shape.m + tile.block_m - 1) / tile.block_m, blocks_n = (shape.n + tile.block_n - 1) / tile.block_n;
+    tiles = (blocks_m + cluster - 1) / cluster * blocks_n;
+    auto kernel = cluster == 4 ? kKernels<4>.find(params, true) : kKernels<2>.find(params, true);
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes + 2 * tile.stages * 8)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(machine.sms / cluster * cluster);
+    config.blockDim = block;
+    config.dynamicSmemBytes = shared_bytes;
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    std::fprintf(stderr, "max active clusters: %d\n", clusters);
+    if (options.blocks > 0) clusters = std::min(clusters, options.blocks / cluster);
+    schedule = cs::schedule_of(tiles, chosen.k_tiles, clusters, options.split == "auto" ? chosen.split : options.split);
+    grid = dim3(static_cast<unsigned>(schedule.blocks * cluster));
+  }
+  cs::Bf16MatmulLaunch launch;
+  launch.name = "clusters_" + params + (schedule.parts > 1 ? "+split" : "") + (cluster > 1 ? "/c" + std::to_string(cluster) : "");
+  launch.what = "stage 22's kernel, the instance and the split chosen for the problem";
+  launch.grid = grid;
+  launch.block = block;
+  launch.shared_bytes = shared_bytes + 2 * tile.stages * sizeof(std::uint64_t); // and the barriers
+  // The plan's notes: the machine, every way the rule weighed (the chosen one first), the schedule.
+  const auto us = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", value);
+    return std::string(text);
+  };
+  launch.notes = {"the rule plans for " + std::to_string(machine.sms) + " SMs, " +
+                  us(machine.sm_flops_per_us / 1e6) + " TFLOP/s of bf16 products per SM at its peak and " +
+                  us(machine.bytes_per_us / 1e6) + " TB/s of copies (" + machine.source + ")"};
+  for (const Estimate& e : ranked)
+    launch.notes.push_back((&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split +
+                           ": " + std::to_string(e.tiles) + " tiles of " + std::to_string(e.k_tiles) +
+                           " k-tiles, at most " + std::to_string(e.schedule.most_k_tiles) +
+                           " k-tiles a block; products " + us(e.products_us) + " us, bytes " +
+                           us(e.bytes_us) + " us: " + us(e.time_us()) + " us");
+  launch.notes.push_back(cs::schedule_note(schedule, tiles, chosen.k_tiles, machine.sms, chosen.split,
+                                           tile.block_m, tile.block_n));
+  launch.index_width_from_host = false;
+  // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
+  const auto padded = std::make_shared<cs::PaddedInputs>();
+  // The scratch buffer and the flags for split tiles, when the schedule splits any.
+  const auto scratch = std::make_shared<cs::SplitScratch>();
+  const std::size_t partial_count =
+      schedule.whole_tiles < tiles ? static_cast<std::size_t>(grid.x * tile.block_m * tile.block_n)
+                                   : 0;
+  const std::size_t flag_count = static_cast<std::size_t>(grid.x * tile.block_m / 64 * 4);
+  const int whole_tiles = static_cast<int>(schedule.whole_tiles), parts = static_cast<int>(schedule.parts);
+  struct ExpKept { const void* key[3] = {}; std::int64_t mnk[3] = {}; cs::InputMaps maps; CUtensorMap c; bool attr = false; };
+  const auto kept = std::make_shared<ExpKept>();
+  launch.run = [=](const cs::Bf16MatmulArgs& p) {
+    static const bool exp_keep = std::getenv("CS_EXP_KEEP") != nullptr;
+    scratch->reserve(partial_count, flag_count);
+    const bool aligned = cs::rows_are_16_byte_aligned(p);
+    auto kernel = cluster == 4 ? kKernels<4>.find(params, aligned) : cluster == 2 ? kKernels<2>.find(params, aligned) : kKernels<1>.find(params, aligned);
+    if (exp_keep || cluster > 1) {
+      const bool same = kept->key[0] == p.a && kept->key[1] == p.b && kept->key[2] == p.c && kept->mnk[0] == p.m &&
+                        kept->mnk[1] == p.n && kept->mnk[2] == p.k;
+      const bool a_in = cs::rows_fill_128_byte_lines(p.a, p.k), b_in = cs::rows_fill_128_byte_lines(p.b, p.n);
+      if (!same || !(a_in && b_in)) {
+        kept->maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded);
+        kept->c = aligned ? cs::c_store_map(p.c, p.m, p.n) : CUtensorMap{};
+        kept->key[0] = p.a; kept->key[1] = p.b; kept->key[2] = p.c; kept->mnk[0] = p.m; kept->mnk[1] = p.n; kept->mnk[2] = p.k;
+      }
+      if (!kept->attr) {
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+        kept->attr = true;
+      }
+      if (cluster > 1) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = grid;
+        config.blockDim = block;
+        config.dynamicSmemBytes = shared_bytes;
+        cudaLaunchAttribute attribute;
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = cluster;
+        attribute.val.clusterDim.y = 1;
+        attribute.val.clusterDim.z = 1;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kept->maps.a, kept->maps.b, kept->c, p.c, p.m, p.n, p.k,
+                                      whole_tiles, parts, scratch->partials(), scratch->flags()));
+      } else
+      kernel<<<grid, block, shared_bytes>>>(kept->maps.a, kept->maps.b, kept->c, p.c, p.m, p.n, p.k, whole_tiles, parts,
+                                            scratch->partials(), scratch->flags());
+      CUDA_CHECK_LAUNCH();
+      return;
+    }
+    // Tensor maps of A in boxes of BM rows x 64 columns and of B in boxes of 64 x 64 (tma_inputs.cuh).
+    const cs::InputMaps maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded);
+    // And of C for the TMA's stores, where its rows allow one (tma_inputs.cuh).
+    const CUtensorMap c_map = aligned ? cs::c_store_map(p.c, p.m, p.n) : CUtensorMap{};
+    cs::launch_with_shared_memory(kernel, grid, block, shared_bytes, maps.a, maps.b,
+                                  c_map, p.c, p.m, p.n, p.k, whole_tiles, parts, scratch->partials(),
+                                  scratch->flags());
+  };
+  return launch;
+}
+
+} // namespace stage24
+
+/// Hands the kernel's launch and the stage's option to the host flow every matmul stage shares, as
+/// a bf16 stage: bf16 A and B, FP32 C, compute capability 9.0 exactly (sm_90a code).
+int main(int argc, char** argv) {
+  stage24::StageOptions options;
+  return cs::run_matmul_stage(
+      cs::Bf16MatmulStage{
+          "24_clusters",
+          "C = A*B on the GPU's tensor cores with stage 22's kernel: the tile and the split chosen for "
+          "the problem by its products and its bytes.",
+          [&](cs::CommandLine& cli) { stage24::add_stage_options(cli, options); },
+          [&](const cs::MatmulShape& shape) { return stage24::plan_launch(options, shape); }, 90,
+          "wgmma and TMA, in sm_90a code", true},
+      argc, argv);
+}
