@@ -1,21 +1,24 @@
-// 23_kernel_choice: the kernel chosen for the problem, the way a library's heuristic chooses.
+// 24_clusters: blocks in clusters of two that share their B tiles, one copy landing in both.
 //
-// Stage 22's kernel is tuned for large squares: a 128 x 256 tile at one block per SM makes 32 tiles
-// at 256 x 4096 for 132 SMs. Here a rule, first in this file (Candidate to rank), picks an instance
-// and a schedule per problem: for each, the busiest block's k-tiles and tiles at the rates measured
-// for that instance (its products) and A, B and C moved once at the memory's rate (its bytes); the
-// larger is its time, the least time wins, split along K in any round or not. The kernel after it is
-// stage 22's, unchanged, in more instances (64-row tiles for short A, 64-column for narrow C).
+// Stage 23 copies A and B into padded rows wherever their rows are not whole 128-byte lines: read
+// where they are, most rows of a box straddle two lines, and the L2 cannot serve the lines the SMs
+// ask for (3000^3: 133 us in place, 93 us padded, 113 us with the copy). Two blocks whose tiles of C
+// lie in the same column of tiles need the same B tile: in a cluster, each copies half of it, and
+// the TMA lands each half in both blocks' shared memory (multicast), so the L2 serves B once for
+// the two. With that, rows the TMA can read (16-byte aligned) are read where they are, lines or not.
+// The kernel is stage 23's, its tiles taken in pairs; the rule is stage 23's, over pairs where the
+// blocks go in clusters.
 //
-// Run:  23_kernel_choice --m 128 --n 8192 --k 8192          (the rule's choice; --plan says why)
-//       23_kernel_choice --size 4096 --params 128x128x64/s4 (an instance forced; the rule still splits)
+// Run:  24_clusters --size 3000                 (pairs of 128 x 256 tiles, A and B read in place)
+//       24_clusters --size 3000 --cluster 1     (alone: the same rows, each block reading all of B)
 //       (--plan: print the launch and exit, no GPU needed; --help: every option)
 // Everything but the kernel and its launch is the host flow every matmul stage shares
 // (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report). wgmma exists on
 // compute capability 9.0 alone (the sm_90a target): on any other GPU the stage exits 77.
 /// @file
-/// @brief Stage 23: stage 22's kernel in more tile shapes, and a rule that chooses the instance and
-/// the split for each problem from its products and its bytes (chapter: 23_kernel_choice/README.md).
+/// @brief Stage 24: stage 23's kernel in clusters of two blocks that share their B tiles through the
+/// TMA's multicast, and A and B read where they are (chapter: 24_clusters/README.md).
+#include "cluster.cuh"
 #include "device_info.cuh"
 #include "kernel_table.cuh"
 #include "matmul_flow.cuh"
@@ -32,7 +35,6 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -72,6 +74,7 @@ struct Machine {
   double bytes_per_us = kCopyShare * 4.8e6;   ///< the copy rate, bytes per microsecond
   double fill_us = 9.0;   ///< a launch beyond its tiles: the grid's start, the first fill, the last stores
   double gather_us = 2.5; ///< a split tile's first block, per later piece: its flag, its sums from L2
+  int pairs = 66;         ///< clusters of two blocks the GPU runs at once (read at the launch's plan)
   std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
 };
 /// The machine this process plans for: the GPU it uses, or an H200 without one.
@@ -80,6 +83,7 @@ Machine machine_of() {
   const cs::DeviceFigures figures = cs::device_figures();
   if (figures.sms == 0) return machine;
   machine.sms = figures.sms;
+  machine.pairs = figures.sms / 2;
   machine.sm_flops_per_us = 2048.0 * 2 * figures.sm_clock_mhz;
   machine.bytes_per_us = kCopyShare * figures.peak_bandwidth_gbs * 1e3;
   machine.source = "read from the GPU";
@@ -91,27 +95,50 @@ struct Estimate {
   std::string params;       ///< the instance
   cs::TileSizes tile;       ///< its tile
   std::string split;        ///< "never" or "always", as `--split`
-  cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
+  int cluster = 1;          ///< blocks in a cluster: 2, pairs of tiles one above the other
+  cs::Schedule schedule;    ///< the units (and pieces of units) each cluster takes
   std::int64_t tiles = 0;   ///< tiles of C
+  std::int64_t units = 0;   ///< units of work: a tile, or a pair of tiles in one column
   std::int64_t k_tiles = 0; ///< k-tiles of each
   double products_us = 0;   ///< the busiest block: the fill, its k-tiles and tiles, a split tile's gather
   double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
   double time_us() const { return std::max(products_us, bytes_us); } ///< the estimate: the longer
 };
 
-/// The rule's estimate for instance @p candidate with the split @p split ("never" or "always").
-Estimate estimate(const Candidate& candidate, const std::string& split, const cs::MatmulShape& shape,
-                  const Machine& machine) {
+/// Whether rows of @p length bf16 are read where they are but are not whole 128-byte lines: a
+/// multiple of 8 elements (the TMA reads them) and not of 64.
+bool rows_straddle_lines(std::int64_t length) { return length % 8 == 0 && length % 64 != 0; }
+
+/// Whether tiles of @p tile may go in pairs: 128 rows (two consumer warpgroups) and B's tile at
+/// least two stripes wide, one for each block to copy.
+bool pairs_take(const cs::TileSizes& tile) { return tile.block_m == 128 && tile.block_n >= 128; }
+
+/// The blocks of a cluster for @p tile at @p shape, as `--cluster` says (@p option, 1 or 2) or, for
+/// auto, 2 where the L2 needs it: tiles that pairs take, at least two rows of them, and A's rows or
+/// B's read where they are across lines. Elsewhere a pair waits for its slower block for nothing.
+int cluster_for(const cs::TileSizes& tile, const cs::MatmulShape& shape, const std::string& option) {
+  if (option != "auto") return std::stoi(option);
+  const bool straddle = rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n);
+  return pairs_take(tile) && shape.m > tile.block_m && straddle ? 2 : 1;
+}
+
+/// The rule's estimate for instance @p candidate with the split @p split ("never" or "always"), its
+/// blocks in clusters as @p cluster_option says.
+Estimate estimate(const Candidate& candidate, const std::string& split, const std::string& cluster_option,
+                  const cs::MatmulShape& shape, const Machine& machine) {
   Estimate e;
   e.params = candidate.params;
   e.split = split;
   e.tile = cs::tile_sizes_of(e.params, "BMxBNxBK/sS");
-  e.tiles =
-      ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
+  e.cluster = cluster_for(e.tile, shape, cluster_option);
+  const std::int64_t tile_rows = (shape.m + e.tile.block_m - 1) / e.tile.block_m;
+  const std::int64_t tile_cols = (shape.n + e.tile.block_n - 1) / e.tile.block_n;
+  e.tiles = tile_rows * tile_cols;
+  e.units = (tile_rows + e.cluster - 1) / e.cluster * tile_cols;
   e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
-  e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
-  // LAB 23.rule: products: fill, busiest block's k-tiles and tiles, gather; bytes: A, B per group, C, pieces
-  // LAB-STUB: static_cast<void>(candidate);
+  // Units on clusters as stage 23's tiles on blocks: a pair's two blocks take the same k-tiles.
+  const std::int64_t clusters = e.cluster == 2 ? std::min<std::int64_t>(machine.pairs, machine.sms / 2) : machine.sms;
+  e.schedule = cs::schedule_of(e.units, e.k_tiles, clusters, split);
   const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
   const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
   // The busiest block's tiles: its whole tiles, and a piece of a split tile in the last round.
@@ -122,27 +149,29 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
   // The bytes: A and C once; B once per group of kGroupRows rows of tiles (a round's blocks take them
   // together: their reads of B meet in L2); a split tile's later pieces out to scratch and back.
   const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
-  const std::int64_t groups = ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
-  const double split_bytes = 2.0 * (e.tiles - e.schedule.whole_tiles) * (e.schedule.parts - 1) * tile_bytes;
+  const std::int64_t groups = ((tile_rows + e.cluster - 1) / e.cluster + kGroupRows - 1) / kGroupRows;
+  const double split_bytes =
+      2.0 * (e.units - e.schedule.whole_tiles) * e.cluster * (e.schedule.parts - 1) * tile_bytes;
   const double bytes =
       2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
   e.bytes_us = bytes / machine.bytes_per_us;
-  // END LAB
   return e;
 }
 
 /// The rule: every candidate (or the one `--params` forces), split and whole (or as `--split` forces),
 /// sorted by estimate and of equal ones the least products first: the first is the choice.
-std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
-                           const Machine& machine) {
+std::vector<Estimate> rank(const std::string& params, const std::string& split, const std::string& cluster,
+                           const cs::MatmulShape& shape, const Machine& machine) {
   std::vector<Candidate> candidates;
   for (const Candidate& candidate : kCandidates)
-    if (params == "auto" || params == candidate.params) candidates.push_back(candidate);
+    if ((params == "auto" || params == candidate.params) &&
+        (cluster != "2" || pairs_take(cs::tile_sizes_of(candidate.params, "BMxBNxBK/sS"))))
+      candidates.push_back(candidate);
   if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
     for (const char* way : {"never", "always"})
-      if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, shape, machine));
+      if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, cluster, shape, machine));
   // Where the bytes bound several alike, the one whose products leave the most room beside them.
   std::stable_sort(estimates.begin(), estimates.end(), [](const Estimate& a, const Estimate& b) {
     return a.time_us() != b.time_us() ? a.time_us() < b.time_us() : a.products_us < b.products_us;
@@ -150,31 +179,10 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
   return estimates;
 }
 
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void arrive_in_cta(std::uint64_t* barrier, unsigned cta) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(cs::shared_address(barrier)), "r"(cta));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-}
-__device__ __forceinline__ void copy_box_multicast(void* to, const CUtensorMap& map, int col, int row,
-                                                   std::uint64_t* barrier, std::uint16_t mask) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-               " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(cs::shared_address(to)),
-               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(cs::shared_address(barrier)),
-               "h"(mask)
-               : "memory");
-}
-
-/// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 19's persistent grid, the last
-/// round's tiles split along K: block b of G takes the whole tiles b, b + G, ... below @p whole_tiles,
-/// then piece b % @p parts of tile whole_tiles + b / parts; a later piece's sums go to the block's
+/// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 19's persistent grid, in clusters of
+/// kCluster blocks that take a unit of kCluster tiles one above the other (block r of the cluster the
+/// r-th), the last round's units split along K: cluster c of G takes the whole units c, c + G, ...
+/// below @p whole_tiles, then piece c % @p parts of unit whole_tiles + c / parts; a later piece's sums go to the block's
 /// slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and left zero
 /// after it), and the first piece's block adds them and stores the tile: through two staging
 /// buffers per consumer warpgroup and TMA stores to @p c_map, behind the next tile's products, where
@@ -191,6 +199,8 @@ __device__ __forceinline__ void copy_box_multicast(void* to, const CUtensorMap& 
 /// @tparam kAligned every row of A, B and C starts on a 16-byte boundary (cs::rows_are_16_byte_aligned,
 ///         checked by the host before the launch): C leaves through @p c_map and the TMA; otherwise
 ///         a row of a warp's piece at a time (store_rows).
+/// @tparam kCluster blocks in a cluster (1 or 2): each copies its A tile and every kCluster-th stripe
+///         of the B tile, which the TMA lands in every block of the cluster.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned, int kCluster>
 __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     matmul_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
@@ -199,6 +209,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   static_assert(kBlockM % 64 == 0, "a warpgroup's wgmma covers 64 rows");
   static_assert(kBlockK == 64 && kBlockN % 64 == 0, "swizzled rows are whole 128-byte stripes");
   static_assert(kStages >= 2, "a ring with a tile on its way besides the one being multiplied");
+  static_assert(kBlockN / 64 % kCluster == 0, "each block of a cluster copies as many stripes of B");
   // Registers: the launch reserves the same number for every thread; the producer gives all but 40
   // back, the consumers share them out.
   constexpr int kConsumers = kBlockM / 64;
@@ -225,15 +236,16 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   __shared__ std::uint64_t landed[kStages];
   __shared__ std::uint64_t freed[kStages];
 
-  // The order of the tiles: tile t of C is in row first_row + in_group % rows_in_group and column
-  // in_group / rows_in_group of the tiles (the last group may have fewer rows). take_tile(t) points
-  // block_row and block_col, which the copies and the stores read, at tile t's first row and column.
+  // The units of work: kCluster tiles one above the other, so that the blocks of a cluster need the
+  // same B tile; unit u lies in row first_row + in_group % rows_in_group and column
+  // in_group / rows_in_group of the units (the last group may have fewer rows). take_tile(u) points
+  // block_row and block_col, which the copies and the stores read, at this block's tile of unit u:
+  // the rank-th from the top (past C's last row where C has too few rows: zeros in, nothing out).
+  const int rank = kCluster > 1 ? static_cast<int>(cs::rank_in_cluster()) : 0;
+  const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
   const int blocks_n = static_cast<int>((n + kBlockN - 1) / kBlockN);
-  const int blocks_m = static_cast<int>((m + kBlockM - 1) / kBlockM);
-  const int rank = kCluster > 1 ? static_cast<int>(cluster_rank()) : 0;
-  const int unit_id = blockIdx.x / kCluster, units_in_grid = gridDim.x / kCluster;
-  const int unit_rows = (blocks_m + kCluster - 1) / kCluster;
-  const int tiles = unit_rows * blocks_n;
+  const int unit_rows = static_cast<int>(((m + kBlockM - 1) / kBlockM + kCluster - 1) / kCluster);
+  const int tiles = unit_rows * blocks_n; // units, a tile each where kCluster is 1
   std::int64_t block_row = 0, block_col = 0;
   const auto take_tile = [&](int tile) {
     const int blocks_per_group = kGroupRows * blocks_n;
@@ -244,17 +256,17 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     block_row = (static_cast<std::int64_t>(first_row + in_group % rows_in_group) * kCluster + rank) * kBlockM;
     block_col = static_cast<std::int64_t>(in_group / rows_in_group) * kBlockN;
   };
-  // The block's work, piece by piece: for_each_piece(work) calls work(tile, k_begin, k_end) for
-  // k-tiles k_begin .. k_end - 1 of each tile it takes, in order. First the whole tiles b, b + G,
-  // ... below whole_tiles, as stage 19 took them; then, in the last round, piece b % parts of tile
-  // whole_tiles + b / parts: its k-tiles from k_tiles·p / parts to k_tiles·(p + 1) / parts (the host
-  // makes parts at most k_tiles, so no piece is empty). Blocks past the last piece have none.
+  // The cluster's work, piece by piece: for_each_piece(work) calls work(unit, k_begin, k_end) for
+  // k-tiles k_begin .. k_end - 1 of each unit it takes, in order. First the whole units c, c + G,
+  // ... below whole_tiles, as stage 19 took tiles; then, in the last round, piece c % parts of unit
+  // whole_tiles + c / parts: its k-tiles from k_tiles·p / parts to k_tiles·(p + 1) / parts (the host
+  // makes parts at most k_tiles, so no piece is empty). Clusters past the last piece have none.
   const int k_tiles = static_cast<int>((k + kBlockK - 1) / kBlockK);
   const auto for_each_piece = [&](auto&& work) {
-    for (int tile = unit_id; tile < whole_tiles; tile += units_in_grid) work(tile, 0, k_tiles);
-    if (unit_id < (tiles - whole_tiles) * parts) {
-      const int piece = unit_id % parts;
-      work(whole_tiles + unit_id / parts, k_tiles * piece / parts, k_tiles * (piece + 1) / parts);
+    for (int tile = cluster; tile < whole_tiles; tile += clusters) work(tile, 0, k_tiles);
+    if (cluster < (tiles - whole_tiles) * parts) {
+      const int piece = cluster % parts;
+      work(whole_tiles + cluster / parts, k_tiles * piece / parts, k_tiles * (piece + 1) / parts);
     }
   };
 
@@ -266,8 +278,10 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   const int lane = threadIdx.x % 32;
   const int g = lane / 4;
   const int q = lane % 4;
-  // Thread 0 sets up the barriers (landed: one arrival, the copier's; freed: one per consumer warp)
-  // and makes them visible to the copies.
+  // Thread 0 sets up the barriers (landed: one arrival, the copier's; freed: one per consumer warp of
+  // the cluster, whose copies all land in this block's buffers) and makes them visible to the
+  // copies; the cluster's barrier then waits for every block's, before any copy or arrival reaches
+  // them from another block.
   const bool copier = threadIdx.x == 0;
   if (copier) {
     for (int s = 0; s < kStages; ++s) {
@@ -277,13 +291,15 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     cs::fence_barrier_init(); // fence.mbarrier_init
   }
   if constexpr (kCluster > 1)
-    cluster_sync();
+    cs::sync_cluster(); // barrier.cluster.arrive, barrier.cluster.wait
   else
     __syncthreads();
 
   // Thread 0 only: starts copying the k-tile at k_tile into buffer `stage`: the bytes to expect,
   // then the A tile (columns k_tile .. k_tile + 63 of its rows) and each stripe of the B tile
-  // (rows k_tile .. k_tile + 63, 64 columns each), zeros where they reach past A or B.
+  // (rows k_tile .. k_tile + 63, 64 columns each), zeros where they reach past A or B. In a cluster,
+  // stripes rank, rank + kCluster, ... only, each into every block of the cluster: the barrier
+  // still expects the whole B tile, the other blocks' stripes counted as they land.
   const auto copy_tile = [&](int k_tile, int stage) {
     bf16* const tile_a = shared + stage * kStageElements;
     bf16* const tile_b = tile_a + kTileAElements;
@@ -294,9 +310,9 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       if constexpr (kCluster == 1)
         cs::copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
                      &landed[stage]);
-      else if (stripe % kCluster == rank)
-        copy_box_multicast(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64,
-                           k_tile, &landed[stage], static_cast<std::uint16_t>((1 << kCluster) - 1));
+      else if (stripe % kCluster == rank) // cp.async.bulk.tensor...multicast::cluster
+        cs::copy_box_to_blocks(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64,
+                               k_tile, &landed[stage], (1u << kCluster) - 1);
     }
   };
 
@@ -410,9 +426,9 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     __syncwarp();
     if (lane == 0) cs::raise_flag(&arrived[blockIdx.x * kConsumerWarps + consumer_warp], 1);
   };
-  // The first piece of a split tile: the later ones are held by the next parts - 1 blocks. For each
-  // in order, this warp waits for its counterpart's flag, adds the slot to its sums and lowers the
-  // flag again for the next launch.
+  // The first piece of a split unit: the later ones are held by the next parts - 1 clusters, this
+  // tile's by their blocks of the same rank. For each in order, this warp waits for its
+  // counterpart's flag, adds the slot to its sums and lowers the flag again for the next launch.
   const auto gather = [&] {
     for (int block = blockIdx.x + kCluster; block < static_cast<int>(blockIdx.x) + parts * kCluster;
          block += kCluster) {
@@ -432,12 +448,15 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     }
   };
 
-  const auto free_stage = [&](int st) {
+  // A consumer warp is done with buffer `stage` (lane 0 for the warp): it says so to every block of
+  // the cluster, whose copies land in it (mbarrier.arrive on the barrier there).
+  const auto free_buffer = [&](int stage) {
     if constexpr (kCluster == 1)
-      cs::arrive(&freed[st]);
+      cs::arrive(&freed[stage]); // mbarrier.arrive
     else
-      for (int r = 0; r < kCluster; ++r) arrive_in_cta(&freed[st], r);
+      for (int other = 0; other < kCluster; ++other) cs::arrive_in_block(&freed[stage], other);
   };
+
   if (warpgroup < 0) {
     // The producer: keeps 40 registers, and its thread 0 copies every k-tile of the block's pieces
     // into the next buffer once the consumers have freed it. The other 127 threads have nothing
@@ -461,7 +480,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
         }
       });
     }
-    if constexpr (kCluster > 1) cluster_sync();
+    if constexpr (kCluster > 1) cs::sync_cluster(); // as every thread of the cluster does at the end
     return;
   }
   // A consumer: takes the registers the producer gave back, then walks the block's pieces and
@@ -478,7 +497,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       // k-tile t's products may run on; k-tile t - 1's have finished, so its buffer is free: each
       // warp says so (lane 0 for the warp) once it has waited.
       cs::wait_for_products<1>();                                 // wgmma.wait_group 1
-      if (t > k_begin && lane == 0) free_stage(previous);
+      if (t > k_begin && lane == 0) free_buffer(previous);
       previous = stage;
       if (++stage == kStages) {
         stage = 0;
@@ -490,7 +509,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     // and the producer may fill it with the next piece's while this one is stored.
     cs::wait_for_products<0>();
     cs::pin_sums(sums);
-    if (lane == 0) free_stage(previous);
+    if (lane == 0) free_buffer(previous);
     if (k_begin > 0) return hand_over(); // a later piece of a split tile: its first piece stores it
     if (k_end < k_tiles) gather();       // the first piece of a split tile: add the later ones
     if constexpr (kAligned)
@@ -499,19 +518,28 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       store_rows();
   });
   if (kAligned && threadIdx.x % 128 == 0) cs::wait_stores_done(); // the last pieces' stores, before the end
-  if constexpr (kCluster > 1) cluster_sync();
+  // No block of a cluster leaves while the others may still arrive on its barriers.
+  if constexpr (kCluster > 1) cs::sync_cluster();
 }
 
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
-/// Stage 22's five, two of 64 rows (one consumer warpgroup) for short A, one of 64 columns for narrow C.
-template <int kC>
-const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
-                               std::int64_t, int, int, float*, int*)>
-    kKernels = {
-        {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, kC>, matmul_wgmma<128, 256, 64, 4, false, kC>},
-        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, kC>, matmul_wgmma<128, 128, 64, 4, false, kC>},
-        {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true, kC>, matmul_wgmma<64, 256, 64, 5, false, kC>},
-        {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true, kC>, matmul_wgmma<64, 128, 64, 8, false, kC>},
+/// Stage 23's, each block alone.
+using Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t, std::int64_t,
+                        int, int, float*, int*);
+const cs::KernelTable<Kernel> kKernels = {
+    {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 1>, matmul_wgmma<128, 256, 64, 4, false, 1>},
+    {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true, 1>, matmul_wgmma<128, 256, 64, 3, false, 1>},
+    {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true, 1>, matmul_wgmma<128, 128, 64, 3, false, 1>},
+    {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, 1>, matmul_wgmma<128, 128, 64, 4, false, 1>},
+    {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true, 1>, matmul_wgmma<256, 128, 64, 3, false, 1>},
+    {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true, 1>, matmul_wgmma<64, 256, 64, 5, false, 1>},
+    {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true, 1>, matmul_wgmma<64, 128, 64, 8, false, 1>},
+    {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true, 1>, matmul_wgmma<128, 64, 64, 8, false, 1>},
+};
+/// The instances in clusters of two: the rule's candidates of 128 rows and at least two stripes of B.
+const cs::KernelTable<Kernel> kPairKernels = {
+    {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 2>, matmul_wgmma<128, 256, 64, 4, false, 2>},
+    {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, 2>, matmul_wgmma<128, 128, 64, 4, false, 2>},
 };
 
 /// The stage's own options.
@@ -519,11 +547,14 @@ struct StageOptions {
   std::string params = "auto"; ///< `--params`: block tile, buffers; auto: the rule's choice
   int blocks = 0;              ///< `--blocks`: blocks in the grid, 0: one per SM
   std::string split = "auto";  ///< `--split`: whether tiles are split along K; auto: the rule's choice
-  int cluster = 1;
+  std::string cluster = "auto"; ///< `--cluster`: blocks per cluster, 1 or 2; auto: the rule's choice
 };
 
-/// Declares `--params` on @p cli, the parameter sets the kernel is instantiated for, `--blocks` and
-/// `--split`.
+/// What `--cluster 2` takes.
+const std::string kPairsOnly = "--cluster 2 takes --params auto, 128x256x64/s4 or 128x128x64/s4, got ";
+
+/// Declares `--params` on @p cli, the parameter sets the kernel is instantiated for, `--blocks`,
+/// `--split` and `--cluster`.
 void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_int("blocks", &options.blocks, 0, 65535,
               "blocks in the persistent grid, at most one per SM (the blocks wait for each other); 0: one "
@@ -531,62 +562,57 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
   cli.add_choice("split", &options.split, {"auto", "always", "never"},
                  "split the tiles of the last round along K among the blocks: as the rule finds faster, "
                  "wherever the round leaves blocks idle, or never");
-  cli.add_int("cluster", &options.cluster, 1, 4, "blocks per cluster (B multicast)");
-  std::vector<std::string> sets = kKernels<1>.params();
+  cli.add_choice("cluster", &options.cluster, {"auto", "1", "2"},
+                 "blocks per cluster, sharing their B tiles (2: 128 x 256 and 128 x 128 tiles only); auto: 2 "
+                 "where A's or B's rows are read across 128-byte lines, else 1");
+  std::vector<std::string> sets = kKernels.params();
   sets.insert(sets.begin(), "auto");
   cli.add_choice("params", &options.params, sets,
                  "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
                  "(a warpgroup per 64 rows); auto: the one the rule estimates fastest for the problem");
+  cli.add_validator([&options] {
+    if (options.cluster == "2" && options.params != "auto" && kPairKernels.find(options.params, true) == nullptr)
+      throw cs::UsageError(kPairsOnly + options.params);
+  });
 }
 
-/// Plans the launch: the rule's instance and schedule (or those forced), then stage 22's persistent
-/// 1-D grid of at most one block per SM, of BM / 64 + 1 warpgroups.
+/// The dynamic shared memory of a block of @p tile: the ring, S buffers of an A tile and a B tile,
+/// bf16, swizzled by the TMA; then two staging buffers of 64 x 32 floats per consumer warpgroup;
+/// 1024 bytes more, to start on a 1024-byte boundary.
+std::size_t shared_bytes_of(const cs::TileSizes& tile) {
+  const std::size_t buffer_bytes = sizeof(bf16) * (tile.block_m * tile.block_k + tile.block_k * tile.block_n);
+  const std::size_t staging_bytes = static_cast<std::size_t>(tile.block_m / 64) * 2 * 64 * 32 * sizeof(float);
+  return tile.stages * buffer_bytes + staging_bytes + 1024;
+}
+
+/// Plans the launch: the rule's instance, schedule and cluster (or those forced), then stage 22's
+/// persistent 1-D grid of at most one block per SM, of BM / 64 + 1 warpgroups, in clusters of two
+/// where the rule pairs the tiles.
 cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   Machine machine = machine_of();
+  if (machine.source == "read from the GPU") { // how many pairs fit: a GPC's odd SM takes none
+    const cs::TileSizes pair_tile = cs::tile_sizes_of("128x256x64/s4", "BMxBNxBK/sS");
+    machine.pairs = cs::clusters_at_once(kPairKernels.find("128x256x64/s4", true), dim3(3 * 128),
+                                         shared_bytes_of(pair_tile), 2);
+  }
   if (options.blocks > 0) machine.sms = std::min(options.blocks, machine.sms);
-  const std::vector<Estimate> ranked = rank(options.params, options.split, shape, machine);
+  const std::vector<Estimate> ranked = rank(options.params, options.split, options.cluster, shape, machine);
+  if (ranked.empty() || (ranked.front().cluster == 2 && kPairKernels.find(ranked.front().params, true) == nullptr))
+    throw cs::UsageError(kPairsOnly + options.params);
   const Estimate& chosen = ranked.front();
   const std::string params = chosen.params;
   const cs::TileSizes tile = chosen.tile;
-  std::int64_t tiles = chosen.tiles;
+  const std::int64_t tiles = chosen.tiles;
   cs::grid_of(tiles); // the kernel counts tiles in an int
-  cs::Schedule schedule = chosen.schedule;
-  dim3 grid = cs::grid_of(schedule.blocks);
+  const cs::Schedule schedule = chosen.schedule;
+  const int cluster = chosen.cluster;
+  const dim3 grid = cs::grid_of(schedule.blocks * cluster);
   const int warpgroups = tile.block_m / 64 + 1; // the consumers and the producer
   const dim3 block(static_cast<unsigned>(warpgroups * 128));
-  // The ring: S buffers of an A tile and a B tile, bf16, swizzled by the TMA; then two staging
-  // buffers of 64 x 32 floats per consumer warpgroup; 1024 bytes more, to start on a 1024-byte boundary.
-  const std::size_t buffer_bytes = sizeof(bf16) * (tile.block_m * tile.block_k + tile.block_k * tile.block_n);
-  const std::size_t staging_bytes = static_cast<std::size_t>(tile.block_m / 64) * 2 * 64 * 32 * sizeof(float);
-  const std::size_t shared_bytes = tile.stages * buffer_bytes + staging_bytes + 1024;
-  const int cluster = options.cluster;
-  if (cluster > 1) {
-    const std::int64_t blocks_m = (shape.m + tile.block_m - 1) / tile.block_m, blocks_n = (shape.n + tile.block_n - 1) / tile.block_n;
-    tiles = (blocks_m + cluster - 1) / cluster * blocks_n;
-    auto kernel = cluster == 4 ? kKernels<4>.find(params, true) : kKernels<2>.find(params, true);
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes + 2 * tile.stages * 8)));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(machine.sms / cluster * cluster);
-    config.blockDim = block;
-    config.dynamicSmemBytes = shared_bytes;
-    cudaLaunchAttribute attribute;
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = cluster;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    int clusters = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    std::fprintf(stderr, "max active clusters: %d\n", clusters);
-    if (options.blocks > 0) clusters = std::min(clusters, options.blocks / cluster);
-    schedule = cs::schedule_of(tiles, chosen.k_tiles, clusters, options.split == "auto" ? chosen.split : options.split);
-    grid = dim3(static_cast<unsigned>(schedule.blocks * cluster));
-  }
+  const std::size_t shared_bytes = shared_bytes_of(tile);
   cs::Bf16MatmulLaunch launch;
-  launch.name = "clusters_" + params + (schedule.parts > 1 ? "+split" : "") + (cluster > 1 ? "/c" + std::to_string(cluster) : "");
-  launch.what = "stage 22's kernel, the instance and the split chosen for the problem";
+  launch.name = "clusters_" + params + (schedule.parts > 1 ? "+split" : "") + (cluster > 1 ? "+pairs" : "");
+  launch.what = "stage 23's kernel, pairs of blocks sharing B where the rule pairs them, rows read in place";
   launch.grid = grid;
   launch.block = block;
   launch.shared_bytes = shared_bytes + 2 * tile.stages * sizeof(std::uint64_t); // and the barriers
@@ -598,72 +624,50 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   };
   launch.notes = {"the rule plans for " + std::to_string(machine.sms) + " SMs, " +
                   us(machine.sm_flops_per_us / 1e6) + " TFLOP/s of bf16 products per SM at its peak and " +
-                  us(machine.bytes_per_us / 1e6) + " TB/s of copies (" + machine.source + ")"};
+                  us(machine.bytes_per_us / 1e6) + " TB/s of copies, " + std::to_string(machine.pairs) +
+                  " clusters of two at once (" + machine.source + ")"};
   for (const Estimate& e : ranked)
     launch.notes.push_back((&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split +
+                           (e.cluster > 1 ? ", in pairs (" + std::to_string(e.units) + " pairs)" : "") +
                            ": " + std::to_string(e.tiles) + " tiles of " + std::to_string(e.k_tiles) +
                            " k-tiles, at most " + std::to_string(e.schedule.most_k_tiles) +
                            " k-tiles a block; products " + us(e.products_us) + " us, bytes " +
                            us(e.bytes_us) + " us: " + us(e.time_us()) + " us");
-  launch.notes.push_back(cs::schedule_note(schedule, tiles, chosen.k_tiles, machine.sms, chosen.split,
-                                           tile.block_m, tile.block_n));
+  const std::int64_t clusters = cluster > 1 ? std::min(machine.pairs, machine.sms / 2) : machine.sms;
+  launch.notes.push_back(cs::schedule_note(schedule, chosen.units, chosen.k_tiles, clusters, chosen.split,
+                                           tile.block_m * cluster, tile.block_n));
+  launch.notes.push_back(
+      cluster > 1 ? "in clusters of two: each \"block\" above is a pair of blocks, each \"tile\" the two tiles one "
+                    "above the other that they take, block r of the pair the r-th; each copies its A tile and "
+                    "half of the B tile's stripes, landing in both"
+                  : "every block alone (a cluster of one): its own copies of A and B");
+  launch.notes.push_back(
+      rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n)
+          ? "A or B read where it is although its rows are not whole 128-byte lines (multiples of 8 elements)"
+          : shape.n % 8 == 0 && shape.k % 8 == 0 ? "A and B read where they are: rows of whole 128-byte lines"
+                                                  : "n or k is not a multiple of 8: A or B (or both) is first "
+                                                    "copied into rows padded to a multiple of 64 (in every "
+                                                    "timed run)");
   launch.index_width_from_host = false;
   // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
   const auto padded = std::make_shared<cs::PaddedInputs>();
   // The scratch buffer and the flags for split tiles, when the schedule splits any.
   const auto scratch = std::make_shared<cs::SplitScratch>();
   const std::size_t partial_count =
-      schedule.whole_tiles < tiles ? static_cast<std::size_t>(grid.x * tile.block_m * tile.block_n)
-                                   : 0;
-  const std::size_t flag_count = static_cast<std::size_t>(grid.x * tile.block_m / 64 * 4);
+      schedule.whole_tiles < chosen.units ? static_cast<std::size_t>(grid.x) * tile.block_m * tile.block_n : 0;
+  const std::size_t flag_count = static_cast<std::size_t>(grid.x) * tile.block_m / 64 * 4;
   const int whole_tiles = static_cast<int>(schedule.whole_tiles), parts = static_cast<int>(schedule.parts);
-  struct ExpKept { const void* key[3] = {}; std::int64_t mnk[3] = {}; cs::InputMaps maps; CUtensorMap c; bool attr = false; };
-  const auto kept = std::make_shared<ExpKept>();
   launch.run = [=](const cs::Bf16MatmulArgs& p) {
-    static const bool exp_keep = std::getenv("CS_EXP_KEEP") != nullptr;
     scratch->reserve(partial_count, flag_count);
-    const bool aligned = cs::rows_are_16_byte_aligned(p);
-    auto kernel = cluster == 4 ? kKernels<4>.find(params, aligned) : cluster == 2 ? kKernels<2>.find(params, aligned) : kKernels<1>.find(params, aligned);
-    if (exp_keep || cluster > 1) {
-      const bool same = kept->key[0] == p.a && kept->key[1] == p.b && kept->key[2] == p.c && kept->mnk[0] == p.m &&
-                        kept->mnk[1] == p.n && kept->mnk[2] == p.k;
-      const bool a_in = cs::rows_fill_128_byte_lines(p.a, p.k), b_in = cs::rows_fill_128_byte_lines(p.b, p.n);
-      if (!same || !(a_in && b_in)) {
-        kept->maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded);
-        kept->c = aligned ? cs::c_store_map(p.c, p.m, p.n) : CUtensorMap{};
-        kept->key[0] = p.a; kept->key[1] = p.b; kept->key[2] = p.c; kept->mnk[0] = p.m; kept->mnk[1] = p.n; kept->mnk[2] = p.k;
-      }
-      if (!kept->attr) {
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
-        kept->attr = true;
-      }
-      if (cluster > 1) {
-        cudaLaunchConfig_t config = {};
-        config.gridDim = grid;
-        config.blockDim = block;
-        config.dynamicSmemBytes = shared_bytes;
-        cudaLaunchAttribute attribute;
-        attribute.id = cudaLaunchAttributeClusterDimension;
-        attribute.val.clusterDim.x = cluster;
-        attribute.val.clusterDim.y = 1;
-        attribute.val.clusterDim.z = 1;
-        config.attrs = &attribute;
-        config.numAttrs = 1;
-        CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kept->maps.a, kept->maps.b, kept->c, p.c, p.m, p.n, p.k,
-                                      whole_tiles, parts, scratch->partials(), scratch->flags()));
-      } else
-      kernel<<<grid, block, shared_bytes>>>(kept->maps.a, kept->maps.b, kept->c, p.c, p.m, p.n, p.k, whole_tiles, parts,
-                                            scratch->partials(), scratch->flags());
-      CUDA_CHECK_LAUNCH();
-      return;
-    }
-    // Tensor maps of A in boxes of BM rows x 64 columns and of B in boxes of 64 x 64 (tma_inputs.cuh).
-    const cs::InputMaps maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded);
+    // Tensor maps of A in boxes of BM rows x 64 columns and of B in boxes of 64 x 64, of each where
+    // it is wherever the TMA can read its rows (tma_inputs.cuh).
+    const cs::InputMaps maps = cs::input_maps(p, tile.block_m, tile.block_k, *padded, true);
     // And of C for the TMA's stores, where its rows allow one (tma_inputs.cuh).
+    const bool aligned = cs::rows_are_16_byte_aligned(p);
     const CUtensorMap c_map = aligned ? cs::c_store_map(p.c, p.m, p.n) : CUtensorMap{};
-    cs::launch_with_shared_memory(kernel, grid, block, shared_bytes, maps.a, maps.b,
-                                  c_map, p.c, p.m, p.n, p.k, whole_tiles, parts, scratch->partials(),
-                                  scratch->flags());
+    const Kernel kernel = cluster > 1 ? kPairKernels.find(params, aligned) : kKernels.find(params, aligned);
+    cs::launch_in_clusters(kernel, grid, block, shared_bytes, cluster, maps.a, maps.b, c_map, p.c, p.m, p.n, p.k,
+                           whole_tiles, parts, scratch->partials(), scratch->flags());
   };
   return launch;
 }
@@ -677,8 +681,8 @@ int main(int argc, char** argv) {
   return cs::run_matmul_stage(
       cs::Bf16MatmulStage{
           "24_clusters",
-          "C = A*B on the GPU's tensor cores with stage 22's kernel: the tile and the split chosen for "
-          "the problem by its products and its bytes.",
+          "C = A*B on the GPU's tensor cores with stage 23's kernel and rule, pairs of blocks sharing "
+          "their B tiles where A or B is read across 128-byte lines.",
           [&](cs::CommandLine& cli) { stage24::add_stage_options(cli, options); },
           [&](const cs::MatmulShape& shape) { return stage24::plan_launch(options, shape); }, 90,
           "wgmma and TMA, in sm_90a code", true},

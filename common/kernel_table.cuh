@@ -1,7 +1,7 @@
 /// @file kernel_table.cuh
 /// @brief A stage's `--params` sets and the kernel instances that run them, in one table, and the
 /// launch of an instance with more shared memory than the default 48 KB (chapter 07 walks through
-/// the table; chapter 11 the launch).
+/// the table; chapter 11 the launch; chapter 24 the launch in clusters).
 ///
 /// A kernel templated on its tile sizes is compiled once per set of sizes the stage offers, and the
 /// set is chosen at run time: the table lists each `--params` set with its instances (one for rows
@@ -103,6 +103,52 @@ void launch_with_shared_memory(void (*kernel)(Parameters...), dim3 grid, dim3 bl
                                   static_cast<int>(shared_bytes)));
   kernel<<<grid, block, shared_bytes>>>(std::forward<Arguments>(arguments)...);
   CUDA_CHECK_LAUNCH();
+}
+
+/// The launch configuration of @p grid blocks of @p block threads with @p shared_bytes of dynamic
+/// shared memory in clusters of @p cluster blocks along x, for cudaLaunchKernelEx; @p attribute
+/// holds the cluster size (and must outlive the configuration).
+inline cudaLaunchConfig_t cluster_config(dim3 grid, dim3 block, std::size_t shared_bytes, int cluster,
+                                         cudaLaunchAttribute& attribute) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(cluster);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+/// How many clusters of @p cluster blocks of @p kernel (@p block threads, @p shared_bytes of dynamic
+/// shared memory) the GPU runs at once (cudaOccupancyMaxActiveClusters): a cluster's blocks must
+/// all fit on one GPC, so the SMs a GPC has beyond a multiple of the cluster size may stay empty.
+template <typename... Parameters>
+int clusters_at_once(void (*kernel)(Parameters...), dim3 block, std::size_t shared_bytes, int cluster) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(shared_bytes)));
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_config(dim3(cluster), block, shared_bytes, cluster, attribute);
+  int clusters = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+  return clusters;
+}
+
+/// launch_with_shared_memory in clusters of @p cluster blocks along x (@p grid a multiple of it),
+/// through cudaLaunchKernelEx; a cluster of 1 is a plain launch, without the attribute.
+template <typename... Parameters, typename... Arguments>
+void launch_in_clusters(void (*kernel)(Parameters...), dim3 grid, dim3 block, std::size_t shared_bytes,
+                        int cluster, Arguments&&... arguments) {
+  if (cluster == 1)
+    return launch_with_shared_memory(kernel, grid, block, shared_bytes, std::forward<Arguments>(arguments)...);
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(shared_bytes)));
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_config(grid, block, shared_bytes, cluster, attribute);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));
 }
 
 } // namespace cs

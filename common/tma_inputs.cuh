@@ -7,7 +7,9 @@
 /// runs at full speed where every 64-column row of a box is one whole 128-byte line of memory
 /// (rows 16 bytes past a line took 1.6 times as long, chapter 17). So A or B is copied first, into
 /// rows padded to a multiple of 64 elements, wherever its rows do not fill whole lines: one launch
-/// for both, in the stream order of the kernel that reads them, so a timed run includes it.
+/// for both, in the stream order of the kernel that reads them, so a timed run includes it. Where the
+/// blocks share their B tiles in clusters (chapter 24), the L2 reads B's lines once per cluster, and
+/// rows the TMA can read (16-byte aligned) are read where they are, whole lines or not.
 #pragma once
 
 #include "device_buffer.cuh"
@@ -18,7 +20,6 @@
 #include <cuda_bf16.h>
 
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
 #include <string>
 
@@ -28,9 +29,13 @@ namespace cs {
 /// boundaries: the row length a multiple of 64 and the matrix 128-byte aligned. Then every 64-column
 /// row of a box is one whole 128-byte line of memory, and the map takes the matrix where it is.
 inline bool rows_fill_128_byte_lines(const __nv_bfloat16* matrix, std::int64_t row_length) {
-  static const bool exp_inplace = std::getenv("CS_EXP_INPLACE") != nullptr;
-  if (exp_inplace) return row_length % 8 == 0 && reinterpret_cast<std::uintptr_t>(matrix) % 16 == 0;
   return row_length % 64 == 0 && reinterpret_cast<std::uintptr_t>(matrix) % 128 == 0;
+}
+
+/// Whether the TMA can read the rows of the bf16 matrix at @p matrix, @p row_length elements each,
+/// where they are: the row length a multiple of 8 (16 bytes) and the matrix 16-byte aligned.
+inline bool rows_are_tma_readable(const __nv_bfloat16* matrix, std::int64_t row_length) {
+  return row_length % 8 == 0 && reinterpret_cast<std::uintptr_t>(matrix) % 16 == 0;
 }
 
 /// Copies A (@p a_rows x @p a_cols) and B, bf16, row-major, into rows of @p a_pitch and @p b_pitch
@@ -108,10 +113,16 @@ struct InputMaps {
 };
 
 /// The tensor maps of @p p's A (boxes of @p a_box_rows x 64) and B (@p b_box_rows x 64): each of
-/// the matrix where it is when its rows fill whole 128-byte lines, else of its copy in @p padded,
-/// rows padded to a multiple of 64, made first by one launch of pad_rows_of_both for both.
-inline InputMaps input_maps(const Bf16MatmulArgs& p, int a_box_rows, int b_box_rows, PaddedInputs& padded) {
-  const bool a_in_place = rows_fill_128_byte_lines(p.a, p.k), b_in_place = rows_fill_128_byte_lines(p.b, p.n);
+/// the matrix where it is when its rows fill whole 128-byte lines (or, with @p in_place_where_readable,
+/// whenever the TMA can read them), else of its copy in @p padded, rows padded to a multiple of 64,
+/// made first by one launch of pad_rows_of_both for both.
+inline InputMaps input_maps(const Bf16MatmulArgs& p, int a_box_rows, int b_box_rows, PaddedInputs& padded,
+                            bool in_place_where_readable = false) {
+  const auto in_place = [&](const __nv_bfloat16* matrix, std::int64_t row_length) {
+    return in_place_where_readable ? rows_are_tma_readable(matrix, row_length)
+                                   : rows_fill_128_byte_lines(matrix, row_length);
+  };
+  const bool a_in_place = in_place(p.a, p.k), b_in_place = in_place(p.b, p.n);
   const std::int64_t a_pitch = a_in_place ? p.k : (p.k + 63) / 64 * 64,
                      b_pitch = b_in_place ? p.n : (p.n + 63) / 64 * 64;
   // A pitch of 0 leaves that matrix out of the launch: its rows need no copy.
