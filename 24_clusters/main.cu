@@ -248,6 +248,8 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   const int tiles = unit_rows * blocks_n; // units, a tile each where kCluster is 1
   std::int64_t block_row = 0, block_col = 0;
   const auto take_tile = [&](int tile) {
+    // LAB 24.pairs: the unit's row and column of units, then this block's tile: the rank-th from the unit's top
+    // LAB-STUB: static_cast<void>(tile), static_cast<void>(unit_rows), static_cast<void>(rank);
     const int blocks_per_group = kGroupRows * blocks_n;
     const int group = tile / blocks_per_group;
     const int first_row = group * kGroupRows;
@@ -255,6 +257,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     const int in_group = tile - group * blocks_per_group;
     block_row = (static_cast<std::int64_t>(first_row + in_group % rows_in_group) * kCluster + rank) * kBlockM;
     block_col = static_cast<std::int64_t>(in_group / rows_in_group) * kBlockN;
+    // END LAB
   };
   // The cluster's work, piece by piece: for_each_piece(work) calls work(unit, k_begin, k_end) for
   // k-tiles k_begin .. k_end - 1 of each unit it takes, in order. First the whole units c, c + G,
