@@ -107,11 +107,15 @@ struct Estimate {
 
 /// Whether rows of @p length bf16 are read where they are but are not whole 128-byte lines: a
 /// multiple of 8 elements (the TMA reads them) and not of 64.
-bool rows_straddle_lines(std::int64_t length) { return length % 8 == 0 && length % 64 != 0; }
+bool rows_straddle_lines(std::int64_t length) {
+  return length % 8 == 0 && length % 64 != 0;
+}
 
 /// Whether tiles of @p tile may go in pairs: 128 rows (two consumer warpgroups) and B's tile at
 /// least two stripes wide, one for each block to copy.
-bool pairs_take(const cs::TileSizes& tile) { return tile.block_m == 128 && tile.block_n >= 128; }
+bool pairs_take(const cs::TileSizes& tile) {
+  return tile.block_m == 128 && tile.block_n >= 128;
+}
 
 /// The blocks of a cluster for @p tile at @p shape, as `--cluster` says (@p option, 1 or 2) or, for
 /// auto, 2 where the L2 needs it: tiles that pairs take, at least two rows of them, and A's rows or
@@ -137,7 +141,8 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const st
   e.units = (tile_rows + e.cluster - 1) / e.cluster * tile_cols;
   e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
   // Units on clusters as stage 23's tiles on blocks: a pair's two blocks take the same k-tiles.
-  const std::int64_t clusters = e.cluster == 2 ? std::min<std::int64_t>(machine.pairs, machine.sms / 2) : machine.sms;
+  const std::int64_t clusters =
+      e.cluster == 2 ? std::min<std::int64_t>(machine.pairs, machine.sms / 2) : machine.sms;
   e.schedule = cs::schedule_of(e.units, e.k_tiles, clusters, split);
   const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
   const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
@@ -171,7 +176,8 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
     for (const char* way : {"never", "always"})
-      if (split == "auto" || split == way) estimates.push_back(estimate(candidate, way, cluster, shape, machine));
+      if (split == "auto" || split == way)
+        estimates.push_back(estimate(candidate, way, cluster, shape, machine));
   // Where the bytes bound several alike, the one whose products leave the most room beside them.
   std::stable_sort(estimates.begin(), estimates.end(), [](const Estimate& a, const Estimate& b) {
     return a.time_us() != b.time_us() ? a.time_us() < b.time_us() : a.products_us < b.products_us;
@@ -182,12 +188,11 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
 /// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 19's persistent grid, in clusters of
 /// kCluster blocks that take a unit of kCluster tiles one above the other (block r of the cluster the
 /// r-th), the last round's units split along K: cluster c of G takes the whole units c, c + G, ...
-/// below @p whole_tiles, then piece c % @p parts of unit whole_tiles + c / parts; a later piece's sums go to the block's
-/// slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and left zero
-/// after it), and the first piece's block adds them and stores the tile: through two staging
-/// buffers per consumer warpgroup and TMA stores to @p c_map, behind the next tile's products, where
-/// rows are 16-byte aligned, else each warp its 16 rows through its own part of them, a row per
-/// store (chapter 22). The blocks
+/// below @p whole_tiles, then piece c % @p parts of unit whole_tiles + c / parts; a later piece's sums go to
+/// the block's slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and left
+/// zero after it), and the first piece's block adds them and stores the tile: through two staging buffers per
+/// consumer warpgroup and TMA stores to @p c_map, behind the next tile's products, where rows are 16-byte
+/// aligned, else each warp its 16 rows through its own part of them, a row per store (chapter 22). The blocks
 /// must all run at once: the grid is at most one block per SM,
 /// the tiles of C taken in groups of kGroupRows rows; no block barrier after the barriers are set
 /// up, and only the stores to C are guarded; sizes and offsets are 64-bit whatever the problem.
@@ -248,7 +253,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   const int tiles = unit_rows * blocks_n; // units, a tile each where kCluster is 1
   std::int64_t block_row = 0, block_col = 0;
   const auto take_tile = [&](int tile) {
-    // LAB 24.pairs: the unit's row and column of units, then this block's tile: the rank-th from the unit's top
+    // LAB 24.pairs: the unit's row and column, then this block's tile of it: the rank-th from the top
     // LAB-STUB: static_cast<void>(tile), static_cast<void>(unit_rows), static_cast<void>(rank);
     const int blocks_per_group = kGroupRows * blocks_n;
     const int group = tile / blocks_per_group;
@@ -314,8 +319,9 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
         cs::copy_box(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64, k_tile,
                      &landed[stage]);
       else if (stripe % kCluster == rank) // cp.async.bulk.tensor...multicast::cluster
-        cs::copy_box_to_blocks(tile_b + stripe * kBlockK * 64, b_map, static_cast<int>(block_col) + stripe * 64,
-                               k_tile, &landed[stage], (1u << kCluster) - 1);
+        cs::copy_box_to_blocks(tile_b + stripe * kBlockK * 64, b_map,
+                               static_cast<int>(block_col) + stripe * 64, k_tile, &landed[stage],
+                               (1u << kCluster) - 1);
     }
   };
 
@@ -499,7 +505,7 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
       multiply_stage(stage);
       // k-tile t's products may run on; k-tile t - 1's have finished, so its buffer is free: each
       // warp says so (lane 0 for the warp) once it has waited.
-      cs::wait_for_products<1>();                                 // wgmma.wait_group 1
+      cs::wait_for_products<1>(); // wgmma.wait_group 1
       if (t > k_begin && lane == 0) free_buffer(previous);
       previous = stage;
       if (++stage == kStages) {
@@ -525,10 +531,11 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   if constexpr (kCluster > 1) cs::sync_cluster();
 }
 
+/// The kernel's signature, that of every instance.
+using Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
+                        std::int64_t, int, int, float*, int*);
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
 /// Stage 23's, each block alone.
-using Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t, std::int64_t,
-                        int, int, float*, int*);
 const cs::KernelTable<Kernel> kKernels = {
     {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 1>, matmul_wgmma<128, 256, 64, 4, false, 1>},
     {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true, 1>, matmul_wgmma<128, 256, 64, 3, false, 1>},
@@ -547,9 +554,9 @@ const cs::KernelTable<Kernel> kPairKernels = {
 
 /// The stage's own options.
 struct StageOptions {
-  std::string params = "auto"; ///< `--params`: block tile, buffers; auto: the rule's choice
-  int blocks = 0;              ///< `--blocks`: blocks in the grid, 0: one per SM
-  std::string split = "auto";  ///< `--split`: whether tiles are split along K; auto: the rule's choice
+  std::string params = "auto";  ///< `--params`: block tile, buffers; auto: the rule's choice
+  int blocks = 0;               ///< `--blocks`: blocks in the grid, 0: one per SM
+  std::string split = "auto";   ///< `--split`: whether tiles are split along K; auto: the rule's choice
   std::string cluster = "auto"; ///< `--cluster`: blocks per cluster, 1 or 2; auto: the rule's choice
 };
 
@@ -574,7 +581,8 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
                  "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
                  "(a warpgroup per 64 rows); auto: the one the rule estimates fastest for the problem");
   cli.add_validator([&options] {
-    if (options.cluster == "2" && options.params != "auto" && kPairKernels.find(options.params, true) == nullptr)
+    if (options.cluster == "2" && options.params != "auto" &&
+        kPairKernels.find(options.params, true) == nullptr)
       throw cs::UsageError(kPairsOnly + options.params);
   });
 }
@@ -600,7 +608,8 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   }
   if (options.blocks > 0) machine.sms = std::min(options.blocks, machine.sms);
   const std::vector<Estimate> ranked = rank(options.params, options.split, options.cluster, shape, machine);
-  if (ranked.empty() || (ranked.front().cluster == 2 && kPairKernels.find(ranked.front().params, true) == nullptr))
+  if (ranked.empty() ||
+      (ranked.front().cluster == 2 && kPairKernels.find(ranked.front().params, true) == nullptr))
     throw cs::UsageError(kPairsOnly + options.params);
   const Estimate& chosen = ranked.front();
   const std::string params = chosen.params;
@@ -640,24 +649,26 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.notes.push_back(cs::schedule_note(schedule, chosen.units, chosen.k_tiles, clusters, chosen.split,
                                            tile.block_m * cluster, tile.block_n));
   launch.notes.push_back(
-      cluster > 1 ? "in clusters of two: each \"block\" above is a pair of blocks, each \"tile\" the two tiles one "
-                    "above the other that they take, block r of the pair the r-th; each copies its A tile and "
-                    "half of the B tile's stripes, landing in both"
-                  : "every block alone (a cluster of one): its own copies of A and B");
+      cluster > 1
+          ? "in clusters of two: each \"block\" above is a pair of blocks, each \"tile\" the two tiles one "
+            "above the other that they take, block r of the pair the r-th; each copies its A tile and "
+            "half of the B tile's stripes, landing in both"
+          : "every block alone (a cluster of one): its own copies of A and B");
   launch.notes.push_back(
       rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n)
           ? "A or B read where it is although its rows are not whole 128-byte lines (multiples of 8 elements)"
-          : shape.n % 8 == 0 && shape.k % 8 == 0 ? "A and B read where they are: rows of whole 128-byte lines"
-                                                  : "n or k is not a multiple of 8: A or B (or both) is first "
-                                                    "copied into rows padded to a multiple of 64 (in every "
-                                                    "timed run)");
+      : shape.n % 8 == 0 && shape.k % 8 == 0 ? "A and B read where they are: rows of whole 128-byte lines"
+                                             : "n or k is not a multiple of 8: A or B (or both) is first "
+                                               "copied into rows padded to a multiple of 64 (in every "
+                                               "timed run)");
   launch.index_width_from_host = false;
   // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
   const auto padded = std::make_shared<cs::PaddedInputs>();
   // The scratch buffer and the flags for split tiles, when the schedule splits any.
   const auto scratch = std::make_shared<cs::SplitScratch>();
-  const std::size_t partial_count =
-      schedule.whole_tiles < chosen.units ? static_cast<std::size_t>(grid.x) * tile.block_m * tile.block_n : 0;
+  const std::size_t partial_count = schedule.whole_tiles < chosen.units
+                                        ? static_cast<std::size_t>(grid.x) * tile.block_m * tile.block_n
+                                        : 0;
   const std::size_t flag_count = static_cast<std::size_t>(grid.x) * tile.block_m / 64 * 4;
   const int whole_tiles = static_cast<int>(schedule.whole_tiles), parts = static_cast<int>(schedule.parts);
   launch.run = [=](const cs::Bf16MatmulArgs& p) {
@@ -669,8 +680,8 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
     const bool aligned = cs::rows_are_16_byte_aligned(p);
     const CUtensorMap c_map = aligned ? cs::c_store_map(p.c, p.m, p.n) : CUtensorMap{};
     const Kernel kernel = cluster > 1 ? kPairKernels.find(params, aligned) : kKernels.find(params, aligned);
-    cs::launch_in_clusters(kernel, grid, block, shared_bytes, cluster, maps.a, maps.b, c_map, p.c, p.m, p.n, p.k,
-                           whole_tiles, parts, scratch->partials(), scratch->flags());
+    cs::launch_in_clusters(kernel, grid, block, shared_bytes, cluster, maps.a, maps.b, c_map, p.c, p.m, p.n,
+                           p.k, whole_tiles, parts, scratch->partials(), scratch->flags());
   };
   return launch;
 }

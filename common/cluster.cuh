@@ -25,9 +25,10 @@ __device__ __forceinline__ unsigned rank_in_cluster() {
 /// in shared memory too, is seen by all after. Every thread of each block calls it, as
 /// __syncthreads.
 __device__ __forceinline__ void sync_cluster() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;\n" ::
-                   : "memory");
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::
+          : "memory");
 }
 
 /// Arrives on the mbarrier at @p barrier's place in the shared memory of block @p rank of the
@@ -37,7 +38,9 @@ __device__ __forceinline__ void sync_cluster() {
 /// scope is needed: one costs the wgmma still in flight its overlap (chapter 24, pitfalls).
 __device__ __forceinline__ void arrive_in_block(std::uint64_t* barrier, unsigned rank) {
   unsigned remote = 0;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(barrier)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(remote)
+               : "r"(shared_address(barrier)), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
@@ -46,11 +49,12 @@ __device__ __forceinline__ void arrive_in_block(std::uint64_t* barrier, unsigned
 /// barrier's place in each (`cp.async.bulk.tensor...multicast::cluster`).
 __device__ __forceinline__ void copy_box_to_blocks(void* to, const CUtensorMap& map, int col, int row,
                                                    std::uint64_t* barrier, std::uint16_t blocks) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-               " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(to)),
-               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(shared_address(barrier)),
-               "h"(blocks)
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(to)),
+      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(shared_address(barrier)),
+      "h"(blocks)
+      : "memory");
 }
 
 } // namespace cs

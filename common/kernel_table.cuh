@@ -143,7 +143,8 @@ template <typename... Parameters, typename... Arguments>
 void launch_in_clusters(void (*kernel)(Parameters...), dim3 grid, dim3 block, std::size_t shared_bytes,
                         int cluster, Arguments&&... arguments) {
   if (cluster == 1)
-    return launch_with_shared_memory(kernel, grid, block, shared_bytes, std::forward<Arguments>(arguments)...);
+    return launch_with_shared_memory(kernel, grid, block, shared_bytes,
+                                     std::forward<Arguments>(arguments)...);
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(shared_bytes)));
   cudaLaunchAttribute attribute;
