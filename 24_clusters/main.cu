@@ -2,12 +2,11 @@
 //
 // Stage 23 copies A and B into padded rows wherever their rows are not whole 128-byte lines: read
 // where they are, most rows of a box straddle two lines, and the L2 cannot serve the lines the SMs
-// ask for (3000^3 on an H200: 133 us in place, 113 us with the copy, 18 of them the copy's). Two
-// blocks whose tiles of C lie in the same column of tiles need the same B tile: in a cluster, each
-// copies half of it, and the TMA lands each half in both blocks' shared memory (multicast), so the
-// L2 serves B once for the two. With that, rows the TMA can read (16-byte aligned) are read where
-// they are, lines or not. The kernel is stage 23's, its tiles taken in pairs; the rule is stage
-// 23's, over pairs where the blocks go in clusters.
+// ask for, and the copy costs a pass over A and B. Two blocks whose tiles of C lie in the same
+// column of tiles need the same B tile: in a cluster, each copies half of it, and the TMA lands each
+// half in both blocks' shared memory (multicast), so the L2 serves B once for the two. With that,
+// rows the TMA can read (16-byte aligned) are read where they are, lines or not. The kernel is stage
+// 23's, its tiles taken in pairs; the rule is stage 23's, over pairs where the blocks go in clusters.
 //
 // Run:  24_clusters --size 3000                 (pairs of 128 x 256 tiles, A and B read in place)
 //       24_clusters --size 3000 --cluster 1     (alone: the same rows, each block reading all of B)
@@ -75,6 +74,7 @@ struct Machine {
   double fill_us = 9.0;   ///< a launch beyond its tiles: the grid's start, the first fill, the last stores
   double gather_us = 2.5; ///< a split tile's first block, per later piece: its flag, its sums from L2
   int pairs = 66;         ///< clusters of two blocks the GPU runs at once (read at the launch's plan)
+  bool from_gpu = false;  ///< whether the figures are the GPU's
   std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
 };
 /// The machine this process plans for: the GPU it uses, or an H200 without one.
@@ -87,6 +87,7 @@ Machine machine_of() {
   machine.sm_flops_per_us = 2048.0 * 2 * figures.sm_clock_mhz;
   machine.bytes_per_us = kCopyShare * figures.peak_bandwidth_gbs * 1e3;
   machine.source = "read from the GPU";
+  machine.from_gpu = true;
   return machine;
 }
 
@@ -206,7 +207,7 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
 ///         a row of a warp's piece at a time (store_rows).
 /// @tparam kCluster blocks in a cluster (1 or 2): each copies its A tile and every kCluster-th stripe
 ///         of the B tile, which the TMA lands in every block of the cluster.
-template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned, int kCluster>
+template <int kBlockM, int kBlockN, int kBlockK, int kStages, bool kAligned, int kCluster = 1>
 __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     matmul_wgmma(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                  const __grid_constant__ CUtensorMap c_map, float* c, std::int64_t m, std::int64_t n,
@@ -531,23 +532,22 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
   if constexpr (kCluster > 1) cs::sync_cluster();
 }
 
-/// The kernel's signature, that of every instance.
-using Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
-                        std::int64_t, int, int, float*, int*);
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
-/// Stage 23's, each block alone.
-const cs::KernelTable<Kernel> kKernels = {
-    {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 1>, matmul_wgmma<128, 256, 64, 4, false, 1>},
-    {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true, 1>, matmul_wgmma<128, 256, 64, 3, false, 1>},
-    {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true, 1>, matmul_wgmma<128, 128, 64, 3, false, 1>},
-    {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, 1>, matmul_wgmma<128, 128, 64, 4, false, 1>},
-    {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true, 1>, matmul_wgmma<256, 128, 64, 3, false, 1>},
-    {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true, 1>, matmul_wgmma<64, 256, 64, 5, false, 1>},
-    {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true, 1>, matmul_wgmma<64, 128, 64, 8, false, 1>},
-    {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true, 1>, matmul_wgmma<128, 64, 64, 8, false, 1>},
+/// Stage 22's five, two of 64 rows (one consumer warpgroup) for short A, one of 64 columns for narrow C.
+const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
+                               std::int64_t, int, int, float*, int*)>
+    kKernels = {
+        {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true>, matmul_wgmma<128, 256, 64, 4, false>},
+        {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true>, matmul_wgmma<128, 256, 64, 3, false>},
+        {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true>, matmul_wgmma<128, 128, 64, 3, false>},
+        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true>, matmul_wgmma<128, 128, 64, 4, false>},
+        {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
+        {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true>, matmul_wgmma<64, 256, 64, 5, false>},
+        {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},
+        {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true>, matmul_wgmma<128, 64, 64, 8, false>},
 };
 /// The instances in clusters of two: the rule's candidates of 128 rows and at least two stripes of B.
-const cs::KernelTable<Kernel> kPairKernels = {
+const decltype(kKernels) kPairKernels = {
     {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 2>, matmul_wgmma<128, 256, 64, 4, false, 2>},
     {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, 2>, matmul_wgmma<128, 128, 64, 4, false, 2>},
 };
@@ -601,7 +601,7 @@ std::size_t shared_bytes_of(const cs::TileSizes& tile) {
 /// where the rule pairs the tiles.
 cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulShape& shape) {
   Machine machine = machine_of();
-  if (machine.source == "read from the GPU") { // how many pairs fit: a GPC's odd SM takes none
+  if (machine.from_gpu) { // how many pairs fit: a GPC's odd SM takes none
     const cs::TileSizes pair_tile = cs::tile_sizes_of("128x256x64/s4", "BMxBNxBK/sS");
     machine.pairs = cs::clusters_at_once(kPairKernels.find("128x256x64/s4", true), dim3(3 * 128),
                                          shared_bytes_of(pair_tile), 2);
@@ -654,13 +654,7 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
             "above the other that they take, block r of the pair the r-th; each copies its A tile and "
             "half of the B tile's stripes, landing in both"
           : "every block alone (a cluster of one): its own copies of A and B");
-  launch.notes.push_back(
-      rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n)
-          ? "A or B read where it is although its rows are not whole 128-byte lines (multiples of 8 elements)"
-      : shape.n % 8 == 0 && shape.k % 8 == 0 ? "A and B read where they are: rows of whole 128-byte lines"
-                                             : "n or k is not a multiple of 8: A or B (or both) is first "
-                                               "copied into rows padded to a multiple of 64 (in every "
-                                               "timed run)");
+  launch.notes.push_back(cs::input_maps_note(shape, true));
   launch.index_width_from_host = false;
   // The padded copies of A and B, where their rows need them: allocated at the first run, kept.
   const auto padded = std::make_shared<cs::PaddedInputs>();
@@ -679,7 +673,7 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
     // And of C for the TMA's stores, where its rows allow one (tma_inputs.cuh).
     const bool aligned = cs::rows_are_16_byte_aligned(p);
     const CUtensorMap c_map = aligned ? cs::c_store_map(p.c, p.m, p.n) : CUtensorMap{};
-    const Kernel kernel = cluster > 1 ? kPairKernels.find(params, aligned) : kKernels.find(params, aligned);
+    const auto kernel = cluster > 1 ? kPairKernels.find(params, aligned) : kKernels.find(params, aligned);
     cs::launch_in_clusters(kernel, grid, block, shared_bytes, cluster, maps.a, maps.b, c_map, p.c, p.m, p.n,
                            p.k, whole_tiles, parts, scratch->partials(), scratch->flags());
   };

@@ -143,13 +143,17 @@ inline InputMaps input_maps(const Bf16MatmulArgs& p, int a_box_rows, int b_box_r
   return {tile_map(a, p.m, p.k, a_pitch, a_box_rows), tile_map(b, p.k, p.n, b_pitch, b_box_rows)};
 }
 
-/// What input_maps() does for a problem of @p shape, in one line for a stage's plan.
-inline std::string input_maps_note(const MatmulShape& shape) {
-  return shape.n % 64 == 0 && shape.k % 64 == 0
-             ? "n and k are multiples of 64: the tensor maps take A and B where they are"
-             : "n or k is not a multiple of 64: A or B (or both) is first copied into rows padded to a "
-               "multiple "
-               "of 64, both in one launch (in every timed run)";
+/// What input_maps() does for a problem of @p shape (with @p in_place_where_readable as it is
+/// given), in one line for a stage's plan.
+inline std::string input_maps_note(const MatmulShape& shape, bool in_place_where_readable = false) {
+  if (shape.n % 64 == 0 && shape.k % 64 == 0)
+    return "n and k are multiples of 64: the tensor maps take A and B where they are";
+  if (in_place_where_readable && shape.n % 8 == 0 && shape.k % 8 == 0)
+    return "n or k is a multiple of 8 but not of 64: the tensor maps take A and B where they are, rows "
+           "that are not whole 128-byte lines";
+  return std::string("n or k is not a multiple of ") + (in_place_where_readable ? "8" : "64") +
+         ": A or B (or both) is first copied into rows padded to a multiple of 64, both in one launch "
+         "(in every timed run)";
 }
 
 /// A tensor map of C (@p rows x @p cols FP32, row-major, rows on 16-byte boundaries) for TMA stores
