@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -151,20 +155,92 @@ double tensor_core_sum_tolerance(std::int64_t terms) {
 }
 
 std::vector<double> reference_matmul(const HostMatrix& a, const HostMatrix& b, const MatmulShape& s) {
-  // i-k-j order: the inner loop walks a row of B and a row of C, both contiguous.
+  // i-k-j order: the inner loop walks a row of B and a row of C, both contiguous. A large product's
+  // rows of C are shared out among threads (each row is its own, summed in the same order as by one).
   std::vector<double> c(static_cast<std::size_t>(s.m * s.n), 0.0);
-  for (std::int64_t i = 0; i < s.m; ++i) {
-    double* c_row = &c[i * s.n];
-    for (std::int64_t k = 0; k < s.k; ++k) {
-      const double a_ik = a[i * s.k + k];
-      const float* b_row = &b[k * s.n];
-      for (std::int64_t j = 0; j < s.n; ++j) c_row[j] += a_ik * static_cast<double>(b_row[j]);
+  const auto rows = [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t i = first; i < last; ++i) {
+      double* c_row = &c[i * s.n];
+      for (std::int64_t k = 0; k < s.k; ++k) {
+        const double a_ik = a[i * s.k + k];
+        const float* b_row = &b[k * s.n];
+        for (std::int64_t j = 0; j < s.n; ++j) c_row[j] += a_ik * static_cast<double>(b_row[j]);
+      }
     }
+  };
+  constexpr double kTermsPerThread = 1 << 25; // below this, one thread
+  const std::int64_t threads = std::clamp<std::int64_t>(
+      std::min<std::int64_t>(
+          static_cast<std::int64_t>(static_cast<double>(s.m) * s.n * s.k / kTermsPerThread),
+          std::thread::hardware_concurrency()),
+      1, std::min<std::int64_t>(8, std::max<std::int64_t>(s.m, 1)));
+  if (threads == 1) {
+    rows(0, s.m);
+    return c;
   }
+  std::vector<std::thread> workers;
+  for (std::int64_t t = 0; t < threads; ++t)
+    workers.emplace_back(rows, s.m * t / threads, s.m * (t + 1) / threads);
+  for (std::thread& worker : workers) worker.join();
   return c;
 }
 
 namespace {
+
+// A full check's reference and each element's scale, kept for the next checks of the same problem in
+// this process: a test that runs every instance of a kernel over the same sizes (several `--params`
+// sets in one process) checks each against the same A and B, and computing the reference was most of
+// its time. A problem is the same when its shape and every bit of A and B are (compared, not hashed).
+struct FullReference {
+  MatmulShape shape;
+  HostMatrix a, b;
+  std::vector<double> want, scale;
+  std::size_t bytes() const {
+    return (a.size() + b.size()) * sizeof(float) + (want.size() + scale.size()) * sizeof(double);
+  }
+  bool is_for(const HostMatrix& other_a, const HostMatrix& other_b, const MatmulShape& s) const {
+    const auto same = [](const HostMatrix& x, const HostMatrix& y) {
+      return x.size() == y.size() &&
+             (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
+    };
+    return shape.m == s.m && shape.n == s.n && shape.k == s.k && same(a, other_a) && same(b, other_b);
+  }
+};
+
+std::shared_ptr<const FullReference> full_reference(const HostMatrix& a, const HostMatrix& b,
+                                                    const MatmulShape& s) {
+  constexpr std::size_t kKeptBytes = std::size_t{512} << 20; // the newest problems' references, up to this
+  static std::mutex mutex;
+  static std::list<std::shared_ptr<const FullReference>> kept; // the most recently used first
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = kept.begin(); it != kept.end(); ++it) {
+      if (!(*it)->is_for(a, b, s)) continue;
+      kept.splice(kept.begin(), kept, it);
+      return kept.front();
+    }
+  }
+  // The reference and, alongside it, each element's scale Σ|a·b| (the same loops on |a|, |b|).
+  auto reference = std::make_shared<FullReference>();
+  reference->shape = s;
+  reference->want = reference_matmul(a, b, s);
+  HostMatrix abs_a(a.size()), abs_b(b.size());
+  std::transform(a.begin(), a.end(), abs_a.begin(), [](float v) { return std::fabs(v); });
+  std::transform(b.begin(), b.end(), abs_b.begin(), [](float v) { return std::fabs(v); });
+  reference->scale = reference_matmul(abs_a, abs_b, s);
+  reference->a = a;
+  reference->b = b;
+  const std::lock_guard<std::mutex> lock(mutex);
+  kept.push_front(reference);
+  std::size_t bytes = 0;
+  for (const auto& entry : kept) bytes += entry->bytes();
+  while (kept.size() > 1 && bytes > kKeptBytes) {
+    bytes -= kept.back()->bytes();
+    kept.pop_back();
+  }
+  if (reference->bytes() > kKeptBytes) kept.clear(); // too large to keep: used once
+  return reference;
+}
 
 // Compares the elements of C at @p picked (value_of(p): the p-th one's value) with their references.
 template <typename ValueOf>
@@ -238,12 +314,9 @@ CheckResult verify_matmul(const HostMatrix& a, const HostMatrix& b, const HostMa
   cmp.scan(c.data(), s.m * s.n);
 
   if (mode == CheckMode::kFull) {
-    // The reference and, alongside it, each element's scale Σ|a·b| (the same loops on |a|, |b|).
-    const std::vector<double> want = reference_matmul(a, b, s);
-    HostMatrix abs_a(a.size()), abs_b(b.size());
-    std::transform(a.begin(), a.end(), abs_a.begin(), [](float v) { return std::fabs(v); });
-    std::transform(b.begin(), b.end(), abs_b.begin(), [](float v) { return std::fabs(v); });
-    const std::vector<double> scale = reference_matmul(abs_a, abs_b, s);
+    const std::shared_ptr<const FullReference> reference = full_reference(a, b, s);
+    const std::vector<double>& want = reference->want;
+    const std::vector<double>& scale = reference->scale;
     for (std::int64_t i = 0; i < s.m * s.n; ++i) cmp.compare(i, c[i], want[i], scale[i]);
     return cmp.finish("full");
   }

@@ -169,6 +169,39 @@ void comparison_catches_a_planted_nan() {
   EXPECT(!cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kFull, 1).passed);
 }
 
+// A full check keeps the references of the problems it checked (several instances of a kernel, one
+// problem): an A or a B that differs in one element, at the same shape, must not find the old one.
+void comparison_keeps_no_stale_reference() {
+  Problem p = make_problem(37, 23, 101);
+  EXPECT(cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kFull, 1).passed);
+  EXPECT(cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kFull, 1).passed); // kept
+  const float a_was = p.a[5 * 101 + 7];
+  p.a[5 * 101 + 7] = -a_was;
+  EXPECT(!cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kFull, 1).passed);
+  p.a[5 * 101 + 7] = a_was;
+  p.b[99 * 23 + 22] = -p.b[99 * 23 + 22];
+  EXPECT(!cs::verify_matmul(p.a, p.b, p.c, p.shape, cs::CheckMode::kFull, 1).passed);
+  EXPECT(cs::verify_matmul(p.a, p.b, correct_product(p.a, p.b, p.shape), p.shape, cs::CheckMode::kFull, 1)
+             .passed);
+}
+
+// The reference shares a large product's rows out among threads: each element the same sum, in the
+// same order, as one thread's loop gives.
+void reference_on_threads_is_one_threads_sum() {
+  const cs::MatmulShape s{301, 257, 450}; // 35 million terms: several threads
+  const cs::HostMatrix a = cs::random_matrix(s.m, s.k, 3, cs::Operand::kA);
+  const cs::HostMatrix b = cs::random_matrix(s.k, s.n, 3, cs::Operand::kB);
+  const std::vector<double> got = cs::reference_matmul(a, b, s);
+  std::int64_t different = 0;
+  for (std::int64_t i = 0; i < s.m; i += 37)
+    for (std::int64_t j = 0; j < s.n; ++j) {
+      double sum = 0;
+      for (std::int64_t k = 0; k < s.k; ++k) sum += static_cast<double>(a[i * s.k + k]) * b[k * s.n + j];
+      different += got[i * s.n + j] != sum;
+    }
+  EXPECT(different == 0);
+}
+
 void comparison_catches_a_wrong_element() {
   Problem p = make_problem(16, 16, 16);
   p.c[3 * 16 + 4] *= 1.001f; // off in the third digit
@@ -760,6 +793,8 @@ const std::map<std::string, std::function<void()>> kCases = {
     CASE(poison_is_recognised),
     CASE(comparison_passes_a_correct_result),
     CASE(comparison_catches_a_planted_nan),
+    CASE(comparison_keeps_no_stale_reference),
+    CASE(reference_on_threads_is_one_threads_sum),
     CASE(comparison_catches_a_wrong_element),
     CASE(comparison_catches_an_unwritten_element),
     CASE(comparison_catches_a_lost_term),
