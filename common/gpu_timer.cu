@@ -1,5 +1,5 @@
 /// @file gpu_timer.cu
-/// @brief Implementation of the per-block clock stamps.
+/// @brief Implementation of the GPU's hold before a timed launch and of the per-block clock stamps.
 #include "gpu_timer.cuh"
 
 #include <algorithm>
@@ -7,6 +7,24 @@
 #include <limits>
 
 namespace cs {
+
+namespace {
+
+// Spins until the GPU's global timer (nanoseconds) has moved on by @p nanoseconds.
+__global__ void spin_for(unsigned long long nanoseconds) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
+
+} // namespace
+
+void hold_gpu(double microseconds) {
+  spin_for<<<1, 1>>>(static_cast<unsigned long long>(microseconds * 1e3));
+  CUDA_CHECK_LAUNCH();
+}
 
 BlockClocks::BlockClocks(std::int64_t blocks)
     : blocks_(blocks), stamps_(2 * static_cast<std::size_t>(blocks)) {}

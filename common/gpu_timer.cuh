@@ -14,8 +14,18 @@
 
 namespace cs {
 
+/// How long time_with_events holds the GPU before each timed launch: longer than the host takes to
+/// enqueue one (a few microseconds; encoding a kernel's tensor maps, choosing cuBLAS's algorithm).
+constexpr double kHoldMicroseconds = 50;
+
+/// Keeps the GPU busy for about @p microseconds (one thread of one block watching the GPU's clock),
+/// so that what the host enqueues behind it waits in the stream: see time_with_events.
+void hold_gpu(double microseconds);
+
 /// Times @p launch with CUDA events: @p run.warmup untimed runs first (module load, caches,
-/// clocks ramping up), then @p run.reps timed ones, each between its own pair of events.
+/// clocks ramping up), then @p run.reps timed ones, each between its own pair of events, each pair
+/// queued behind a short hold of the GPU (hold_gpu): on an idle GPU the start event would be passed
+/// at once, while the host still prepares the launch, and the pair would time the host's work too.
 /// Returns the median and spread. @p launch must enqueue the work and check its launch.
 template <typename Launch>
 TimingStats time_with_events(const RunOptions& run, Launch&& launch) {
@@ -26,6 +36,7 @@ TimingStats time_with_events(const RunOptions& run, Launch&& launch) {
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> samples_ms;
   for (int i = 0; i < run.reps; ++i) {
+    hold_gpu(kHoldMicroseconds);
     CUDA_CHECK(cudaEventRecord(start));
     launch();
     CUDA_CHECK(cudaEventRecord(stop));
