@@ -58,7 +58,7 @@ struct Candidate {
 /// wins). Stage 22's 256 x 128 tiles are left out: no shape of the grid runs them fastest.
 constexpr Candidate kCandidates[] = {
     {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s4", 0.68, 1.5}, {"64x256x64/s5", 0.70, 1.9},
-    {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},
+    {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},  {"64x64x64/s8", 0.40, 0.7},
 };
 /// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
 constexpr double kCopyShare = 0.90;
@@ -69,7 +69,8 @@ struct Machine {
   int sms = 132;                              ///< streaming multiprocessors: blocks of the persistent grid
   double sm_flops_per_us = 2048.0 * 2 * 1980; ///< tensor-core multiply-adds per clock x 2 x MHz
   double bytes_per_us = kCopyShare * 4.8e6;   ///< the copy rate, bytes per microsecond
-  double fill_us = 9.0;   ///< a launch beyond its tiles: the grid's start, the first fill, the last stores
+  double l2_bytes = 50.0 * (1 << 20);         ///< the L2 cache: a B of at most half of it is read once
+  double fill_us = 4.5;   ///< a launch beyond its tiles: the grid's start, the first fill, the last stores
   double gather_us = 2.5; ///< a split tile's first block, per later piece: its flag, its sums from L2
   std::string source = "an H200's figures: no GPU found"; ///< where the figures come from
 };
@@ -81,6 +82,7 @@ Machine machine_of() {
   machine.sms = figures.sms;
   machine.sm_flops_per_us = 2048.0 * 2 * figures.sm_clock_mhz;
   machine.bytes_per_us = kCopyShare * figures.peak_bandwidth_gbs * 1e3;
+  machine.l2_bytes = figures.l2_bytes;
   machine.source = "read from the GPU";
   return machine;
 }
@@ -93,9 +95,10 @@ struct Estimate {
   cs::Schedule schedule;    ///< the tiles (and pieces of tiles) each block takes
   std::int64_t tiles = 0;   ///< tiles of C
   std::int64_t k_tiles = 0; ///< k-tiles of each
-  double products_us = 0;   ///< the busiest block: the fill, its k-tiles and tiles, a split tile's gather
+  double edges_us = 0;      ///< before and after both: the fill, and a split tile's gather
+  double products_us = 0;   ///< the busiest block's k-tiles and tiles
   double bytes_us = 0;      ///< A, B and C (and a split's partial sums) moved at the copy rate
-  double time_us() const { return std::max(products_us, bytes_us); } ///< the estimate: the longer
+  double time_us() const { return edges_us + std::max(products_us, bytes_us); } ///< the estimate
 };
 
 /// The rule's estimate for instance @p candidate with the split @p split ("never" or "always").
@@ -109,19 +112,25 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
       ((shape.m + e.tile.block_m - 1) / e.tile.block_m) * ((shape.n + e.tile.block_n - 1) / e.tile.block_n);
   e.k_tiles = (shape.k + e.tile.block_k - 1) / e.tile.block_k;
   e.schedule = cs::schedule_of(e.tiles, e.k_tiles, machine.sms, split);
-  // LAB 23.rule: products: fill, busiest block's k-tiles and tiles, gather; bytes: A, B per group, C, pieces
+  // LAB 23.rule: products (busiest block's k-tiles, tiles), edges (fill, gathers), bytes (A, B per group, C)
   // LAB-STUB: static_cast<void>(candidate);
   const double k_tile_flops = 2.0 * e.tile.block_m * e.tile.block_n * e.tile.block_k;
   const double k_tile_us = k_tile_flops / (machine.sm_flops_per_us * candidate.efficiency);
   // The busiest block's tiles: its whole tiles, and a piece of a split tile in the last round.
   const std::int64_t blocks = e.schedule.blocks;
   const std::int64_t busiest_tiles = (e.schedule.whole_tiles + blocks - 1) / blocks + (e.schedule.parts > 1);
-  e.products_us = machine.fill_us + e.schedule.most_k_tiles * k_tile_us + busiest_tiles * candidate.tile_us +
-                  (e.schedule.parts - 1) * machine.gather_us;
+  e.products_us = e.schedule.most_k_tiles * k_tile_us + busiest_tiles * candidate.tile_us;
+  // Before the k-tiles flow and after they stop, neither the products nor the bytes hide: the launch
+  // and the first fill, and the first piece of a split tile gathering the others' sums.
+  e.edges_us = machine.fill_us + (e.schedule.parts - 1) * machine.gather_us;
   // The bytes: A and C once; B once per group of kGroupRows rows of tiles (a round's blocks take them
-  // together: their reads of B meet in L2); a split tile's later pieces out to scratch and back.
+  // together: their reads of B meet in L2), or once if it fits in half the L2 (it stays there beside
+  // the stream of A); a split tile's later pieces out to scratch and back.
   const double tile_bytes = 4.0 * e.tile.block_m * e.tile.block_n;
-  const std::int64_t groups = ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
+  const std::int64_t groups =
+      2.0 * shape.k * shape.n <= machine.l2_bytes / 2
+          ? 1
+          : ((shape.m + e.tile.block_m - 1) / e.tile.block_m + kGroupRows - 1) / kGroupRows;
   const double split_bytes = 2.0 * (e.tiles - e.schedule.whole_tiles) * (e.schedule.parts - 1) * tile_bytes;
   const double bytes =
       2.0 * shape.m * shape.k + 2.0 * shape.k * shape.n * groups + 4.0 * shape.m * shape.n + split_bytes;
@@ -130,13 +139,25 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const cs
   return e;
 }
 
-/// The rule: every candidate (or the one `--params` forces), split and whole (or as `--split` forces),
-/// sorted by estimate and of equal ones the least products first: the first is the choice.
+/// Whether @p candidate's tile reaches 64 rows or columns or more past C (a 128-row tile for 64 rows):
+/// it multiplies zeros, and measured it runs far slower than even those products say (chapter 23).
+bool overhangs(const Candidate& candidate, const cs::MatmulShape& shape) {
+  const cs::TileSizes tile = cs::tile_sizes_of(candidate.params, "BMxBNxBK/sS");
+  const auto whole_stripes = [](std::int64_t size) { return (size + 63) / 64 * 64; };
+  return tile.block_m > whole_stripes(shape.m) || tile.block_n > whole_stripes(shape.n);
+}
+
+/// The rule: every candidate that does not overhang C (all where each does), or the one `--params`
+/// forces, split and whole (or as `--split` forces), sorted by estimate and of equal ones the least
+/// products first: the first is the choice.
 std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
                            const Machine& machine) {
   std::vector<Candidate> candidates;
   for (const Candidate& candidate : kCandidates)
-    if (params == "auto" || params == candidate.params) candidates.push_back(candidate);
+    if (params == "auto" ? !overhangs(candidate, shape) : params == candidate.params)
+      candidates.push_back(candidate);
+  if (candidates.empty() && params == "auto")
+    candidates.assign(std::begin(kCandidates), std::end(kCandidates));
   if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
@@ -460,7 +481,8 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
 }
 
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
-/// Stage 22's five, two of 64 rows (one consumer warpgroup) for short A, one of 64 columns for narrow C.
+/// Stage 22's five, two of 64 rows (one consumer warpgroup) for short A, one of 64 columns for narrow C,
+/// and one of 64 x 64 for either.
 const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
                                std::int64_t, int, int, float*, int*)>
     kKernels = {
@@ -472,6 +494,7 @@ const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, st
         {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true>, matmul_wgmma<64, 256, 64, 5, false>},
         {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},
         {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true>, matmul_wgmma<128, 64, 64, 8, false>},
+        {"64x64x64/s8", matmul_wgmma<64, 64, 64, 8, true>, matmul_wgmma<64, 64, 64, 8, false>},
 };
 
 /// The stage's own options.
@@ -533,11 +556,11 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
                   us(machine.sm_flops_per_us / 1e6) + " TFLOP/s of bf16 products per SM at its peak and " +
                   us(machine.bytes_per_us / 1e6) + " TB/s of copies (" + machine.source + ")"};
   for (const Estimate& e : ranked)
-    launch.notes.push_back((&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split +
-                           ": " + std::to_string(e.tiles) + " tiles of " + std::to_string(e.k_tiles) +
-                           " k-tiles, at most " + std::to_string(e.schedule.most_k_tiles) +
-                           " k-tiles a block; products " + us(e.products_us) + " us, bytes " +
-                           us(e.bytes_us) + " us: " + us(e.time_us()) + " us");
+    launch.notes.push_back(
+        (&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split + ": " +
+        std::to_string(e.tiles) + " tiles of " + std::to_string(e.k_tiles) + " k-tiles, at most " +
+        std::to_string(e.schedule.most_k_tiles) + " k-tiles a block; products " + us(e.products_us) +
+        " us, bytes " + us(e.bytes_us) + " us, edges " + us(e.edges_us) + " us: " + us(e.time_us()) + " us");
   launch.notes.push_back(cs::schedule_note(schedule, tiles, chosen.k_tiles, machine.sms, chosen.split,
                                            tile.block_m, tile.block_n));
   launch.index_width_from_host = false;

@@ -156,8 +156,9 @@ int multiprocessor_count() {
 }
 
 DeviceFigures device_figures() {
-  int device = 0, sms = 0, clock_khz = 0, memory_khz = 0, bus_bits = 0;
+  int device = 0, sms = 0, clock_khz = 0, memory_khz = 0, bus_bits = 0, l2_bytes = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
@@ -165,7 +166,8 @@ DeviceFigures device_figures() {
     static_cast<void>(cudaGetLastError()); // no GPU, or no driver: the caller assumes one
     return {};
   }
-  return {sms, clock_khz / 1e3, 2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9};
+  return {sms, clock_khz / 1e3, 2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9,
+          static_cast<double>(l2_bytes)};
 }
 
 } // namespace cs

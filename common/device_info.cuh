@@ -153,6 +153,7 @@ struct DeviceFigures {
   int sms = 0;                   ///< streaming multiprocessors
   double sm_clock_mhz = 0;       ///< peak SM clock, MHz
   double peak_bandwidth_gbs = 0; ///< 2 (double data rate) x memory clock x bus bytes, decimal GB/s
+  double l2_bytes = 0;           ///< the L2 cache
 };
 /// The DeviceFigures of the GPU this process uses (all 0 without one).
 DeviceFigures device_figures();

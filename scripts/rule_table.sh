@@ -16,8 +16,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 chapter=$root/23_kernel_choice/README.md
 
 table() {
-  echo "| m x n x k | instance | split | tiles | k-tiles of the busiest block | products | bytes | bound by |"
-  echo "|---|---|---|---:|---:|---:|---:|---|"
+  echo "| m x n x k | instance | split | tiles | k-tiles of the busiest block | products | bytes | edges | estimate | bound by |"
+  echo "|---|---|---|---:|---:|---:|---:|---:|---:|---|"
   local shapes first rest m n k
   read -r -a shapes <<<"$(sed 's/#.*//' "$root/scripts/shape_grid.txt" | tr -s ' \n' '  ')"
   first=${shapes[0]}
@@ -25,16 +25,16 @@ table() {
   IFS=x read -r m n k <<<"$first"
   # One process plans every shape (--also), in the grid's order; each plan has one line
   # "chosen: 64x128x64/s8, split always: 64 tiles of 128 k-tiles, at most 64 k-tiles a block;
-  #  products 19.6 us, bytes 32.8 us: 32.8 us"
+  #  products 14.9 us, bytes 32.8 us, edges 7.0 us: 39.8 us"
   local chosen
   chosen=$(CUDA_VISIBLE_DEVICES= "$program" --plan --m "$m" --n "$n" --k "$k" --also "$rest" | grep '^ *chosen: ') || true
   if [[ $(grep -c . <<<"$chosen") -ne ${#shapes[@]} ]]; then
     echo "error: $(grep -c . <<<"$chosen") choices in the plans of ${#shapes[@]} shapes" >&2
     exit 1
   fi
-  paste -d'|' <(printf '%s\n' "${shapes[@]}") <(sed -E 's/^ *chosen: ([^,]+), split ([a-z]+): ([0-9]+) tiles of [0-9]+ k-tiles, at most ([0-9]+) k-tiles a block; products ([0-9.]+) us, bytes ([0-9.]+) us: .*$/\1|\2|\3|\4|\5|\6/' <<<"$chosen") |
+  paste -d'|' <(printf '%s\n' "${shapes[@]}") <(sed -E 's/^ *chosen: ([^,]+), split ([a-z]+): ([0-9]+) tiles of [0-9]+ k-tiles, at most ([0-9]+) k-tiles a block; products ([0-9.]+) us, bytes ([0-9.]+) us, edges ([0-9.]+) us: ([0-9.]+) us$/\1|\2|\3|\4|\5|\6|\7|\8/' <<<"$chosen") |
     awk -F'|' '{ bound = ($6 + 0 >= $7 + 0) ? "products" : "bytes"
-      printf "| %s | %s | %s | %s | %s | %s µs | %s µs | %s |\n", $1, $2, $3, $4, $5, $6, $7, bound }'
+      printf "| %s | %s | %s | %s | %s | %s µs | %s µs | %s µs | %s µs | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, bound }'
 }
 
 generated=$(table)

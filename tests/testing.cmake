@@ -26,6 +26,18 @@ function(cs_large_tests)
   set_tests_properties(${ARGN} PROPERTIES PROCESSORS ${CUDA_STAGES_LARGE_TEST_PROCESSORS} COST 20)
 endfunction()
 
+# cs_long_tests(<test>...): tests of 15 s or more (every instance of a kernel over a dozen sizes, a
+# sanitizer over several instances): a COST that starts them among the first on a fresh build too;
+# begun last, they ran on alone for the test command's last 20 s. A test not defined here (a
+# sanitizer's, without compute-sanitizer) is passed over.
+function(cs_long_tests)
+  foreach(test IN LISTS ARGN)
+    if(TEST ${test})
+      set_tests_properties(${test} PROPERTIES COST 25)
+    endif()
+  endforeach()
+endfunction()
+
 # cs_add_stage_executable(<target> <source>): a stage program, run by the tour.
 function(cs_add_stage_executable target source)
   add_executable(${target} ${source})
