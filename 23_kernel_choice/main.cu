@@ -153,11 +153,14 @@ bool overhangs(const Candidate& candidate, const cs::MatmulShape& shape) {
 std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
                            const Machine& machine) {
   std::vector<Candidate> candidates;
+  const auto may_take = [&](const Candidate& candidate, bool overhanging) {
+    return params == "auto" ? overhanging || !overhangs(candidate, shape) : params == candidate.params;
+  };
   for (const Candidate& candidate : kCandidates)
-    if (params == "auto" ? !overhangs(candidate, shape) : params == candidate.params)
-      candidates.push_back(candidate);
+    if (may_take(candidate, false)) candidates.push_back(candidate);
   if (candidates.empty() && params == "auto")
-    candidates.assign(std::begin(kCandidates), std::end(kCandidates));
+    for (const Candidate& candidate : kCandidates)
+      if (may_take(candidate, true)) candidates.push_back(candidate);
   if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
