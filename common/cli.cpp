@@ -233,7 +233,11 @@ void add_run_options(CommandLine& cli, RunOptions& run, bool gpu) {
                      throw UsageError("--check must be one of auto|full|sample|none, got '" + v + "'");
                  });
   cli.add_flag("json", &run.json, "also print the results as one JSON object");
-  if (gpu) cli.add_int("device", &run.device, 0, 63, "CUDA device index");
+  if (!gpu) return;
+  cli.add_int("device", &run.device, 0, 63, "CUDA device index");
+  cli.add_flag("warm-l2", &run.warm_l2,
+               "time each run with what the one before left in the L2 (by default the L2 is emptied before "
+               "each timed run: the inputs come from memory, as at a first call)");
 }
 
 void add_shape_options(CommandLine& cli, MatmulShape& shape) {

@@ -114,10 +114,11 @@ struct RunOptions {
   CheckMode check = CheckMode::kAuto; ///< how much to verify
   bool json = false;                  ///< also print a JSON object of the results
   int device = 0;                     ///< CUDA device index (GPU stages)
+  bool warm_l2 = false;               ///< time with what the run before left in the L2 (GPU stages)
 };
 
-/// Declares `--warmup`, `--reps`, `--seed`, `--check`, `--json` (and `--device` when @p gpu) on @p cli;
-/// the values already in @p run are the defaults.
+/// Declares `--warmup`, `--reps`, `--seed`, `--check`, `--json` (and `--device` and `--warm-l2` when
+/// @p gpu) on @p cli; the values already in @p run are the defaults.
 void add_run_options(CommandLine& cli, RunOptions& run, bool gpu);
 
 /// The shape of C = A·B: A is m×k, B is k×n, C is m×n (all row-major).

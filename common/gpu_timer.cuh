@@ -22,20 +22,38 @@ constexpr double kHoldMicroseconds = 50;
 /// so that what the host enqueues behind it waits in the stream: see time_with_events.
 void hold_gpu(double microseconds);
 
+/// A buffer of twice the L2's size, which one kernel reads through the L2 (empty()): what a launch
+/// read before is then no longer there, and the next reads its inputs from memory, as a first call
+/// does. Without it, a problem whose inputs fit in the L2 (a 64 x 4096 x 4096 product's 34 MB in an
+/// H200's 50 MB) is timed from the cache the run before filled.
+class L2Emptier {
+ public:
+  /// Allocates and zeroes the buffer, none where @p needed is false.
+  explicit L2Emptier(bool needed);
+  /// Enqueues the read of the whole buffer (a few tens of microseconds).
+  void empty() const;
+
+ private:
+  DeviceBuffer<int4> buffer_;
+};
+
 /// Times @p launch with CUDA events: @p run.warmup untimed runs first (module load, caches,
 /// clocks ramping up), then @p run.reps timed ones, each between its own pair of events, each pair
-/// queued behind a short hold of the GPU (hold_gpu): on an idle GPU the start event would be passed
-/// at once, while the host still prepares the launch, and the pair would time the host's work too.
+/// queued behind an emptied L2 (L2Emptier; not with @p run.warm_l2) and a short hold of the GPU
+/// (hold_gpu): on an idle GPU the start event would be passed at once, while the host still prepares
+/// the launch, and the pair would time the host's work too.
 /// Returns the median and spread. @p launch must enqueue the work and check its launch.
 template <typename Launch>
 TimingStats time_with_events(const RunOptions& run, Launch&& launch) {
   for (int i = 0; i < run.warmup; ++i) launch();
+  const L2Emptier l2(!run.warm_l2);
   CUDA_CHECK(cudaDeviceSynchronize());
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> samples_ms;
   for (int i = 0; i < run.reps; ++i) {
+    if (!run.warm_l2) l2.empty();
     hold_gpu(kHoldMicroseconds);
     CUDA_CHECK(cudaEventRecord(start));
     launch();
