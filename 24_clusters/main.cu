@@ -59,7 +59,7 @@ struct Candidate {
 /// The instances the rule chooses among, the larger tiles first (the first of two equal estimates
 /// wins). Stage 22's 256 x 128 tiles are left out: no shape of the grid runs them fastest.
 constexpr Candidate kCandidates[] = {
-    {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s4", 0.68, 1.5}, {"64x256x64/s5", 0.70, 1.9},
+    {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s6", 0.77, 2.2}, {"64x256x64/s5", 0.70, 1.9},
     {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},  {"64x64x64/s8", 0.40, 0.7},
 };
 /// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
@@ -115,19 +115,24 @@ bool rows_straddle_lines(std::int64_t length) {
   return length % 8 == 0 && length % 64 != 0;
 }
 
-/// Whether tiles of @p tile may go in pairs: 128 rows (two consumer warpgroups) and B's tile at
-/// least two stripes wide, one for each block to copy.
+/// Whether tiles of @p tile may go in pairs: 128 x 256, two consumer warpgroups and four stripes of
+/// B, two for each block to copy. (128 x 128 tiles in pairs run slower than alone: chapter 24.)
 bool pairs_take(const cs::TileSizes& tile) {
-  return tile.block_m == 128 && tile.block_n >= 128;
+  return tile.block_m == 128 && tile.block_n == 256;
+}
+
+/// Whether the L2 needs pairs at @p shape: A's rows or B's read where they are across lines, and at
+/// least two rows of 128-row tiles, one for each block of a pair.
+bool l2_needs_pairs(const cs::MatmulShape& shape) {
+  return (rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n)) && shape.m > 128;
 }
 
 /// The blocks of a cluster for @p tile at @p shape, as `--cluster` says (@p option, 1 or 2) or, for
-/// auto, 2 where the L2 needs it: tiles that pairs take, at least two rows of them, and A's rows or
-/// B's read where they are across lines. Elsewhere a pair waits for its slower block for nothing.
+/// auto, 2 where the L2 needs it and pairs take the tiles. Elsewhere a pair waits for its slower
+/// block for nothing.
 int cluster_for(const cs::TileSizes& tile, const cs::MatmulShape& shape, const std::string& option) {
   if (option != "auto") return std::stoi(option);
-  const bool straddle = rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n);
-  return pairs_take(tile) && shape.m > tile.block_m && straddle ? 2 : 1;
+  return pairs_take(tile) && l2_needs_pairs(shape) ? 2 : 1;
 }
 
 /// The rule's estimate for instance @p candidate with the split @p split ("never" or "always"), its
@@ -182,19 +187,23 @@ bool overhangs(const Candidate& candidate, const cs::MatmulShape& shape) {
 
 /// The rule: every candidate that does not overhang C (all where each does), or the one `--params`
 /// forces, split and whole (or as `--split` forces), sorted by estimate and of equal ones the least
-/// products first: the first is the choice.
+/// products first: the first is the choice. Where the L2 needs pairs (`--cluster auto`), only what
+/// pairs take is weighed, if any fits: alone, rows read across lines ask the L2 for twice the lines,
+/// which the estimate does not count.
 std::vector<Estimate> rank(const std::string& params, const std::string& split, const std::string& cluster,
                            const cs::MatmulShape& shape, const Machine& machine) {
   std::vector<Candidate> candidates;
-  const auto may_take = [&](const Candidate& candidate, bool overhanging) {
+  const auto may_take = [&](const Candidate& candidate, bool overhanging, bool alone) {
+    const bool paired = pairs_take(cs::tile_sizes_of(candidate.params, "BMxBNxBK/sS"));
     return (params == "auto" ? overhanging || !overhangs(candidate, shape) : params == candidate.params) &&
-           (cluster != "2" || pairs_take(cs::tile_sizes_of(candidate.params, "BMxBNxBK/sS")));
+           (cluster != "2" || paired) && (alone || paired);
   };
-  for (const Candidate& candidate : kCandidates)
-    if (may_take(candidate, false)) candidates.push_back(candidate);
-  if (candidates.empty() && params == "auto")
-    for (const Candidate& candidate : kCandidates)
-      if (may_take(candidate, true)) candidates.push_back(candidate);
+  const bool pairs_first = cluster == "auto" && l2_needs_pairs(shape);
+  for (const bool overhanging : {false, true})
+    for (const bool alone : {!pairs_first, true})
+      if (candidates.empty() && (params == "auto" || !overhanging))
+        for (const Candidate& candidate : kCandidates)
+          if (may_take(candidate, overhanging, alone)) candidates.push_back(candidate);
   if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
@@ -555,8 +564,8 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
 }
 
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
-/// Stage 22's five, two of 64 rows (one consumer warpgroup) for short A, one of 64 columns for narrow C,
-/// and one of 64 x 64 for either.
+/// Stage 22's five; 128 x 128 in six buffers, the shared memory that four leave unused; two of 64 rows
+/// (one consumer warpgroup) for short A, one of 64 columns for narrow C, and one of 64 x 64 for either.
 const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
                                std::int64_t, int, int, float*, int*)>
     kKernels = {
@@ -565,15 +574,15 @@ const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, st
         {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true>, matmul_wgmma<128, 128, 64, 3, false>},
         {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true>, matmul_wgmma<128, 128, 64, 4, false>},
         {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
+        {"128x128x64/s6", matmul_wgmma<128, 128, 64, 6, true>, matmul_wgmma<128, 128, 64, 6, false>},
         {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true>, matmul_wgmma<64, 256, 64, 5, false>},
         {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},
         {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true>, matmul_wgmma<128, 64, 64, 8, false>},
         {"64x64x64/s8", matmul_wgmma<64, 64, 64, 8, true>, matmul_wgmma<64, 64, 64, 8, false>},
 };
-/// The instances in clusters of two: the rule's candidates of 128 rows and at least two stripes of B.
+/// The instance in clusters of two: the rule's candidate that pairs take.
 const decltype(kKernels) kPairKernels = {
     {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 2>, matmul_wgmma<128, 256, 64, 4, false, 2>},
-    {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true, 2>, matmul_wgmma<128, 128, 64, 4, false, 2>},
 };
 
 /// The stage's own options.
@@ -585,7 +594,7 @@ struct StageOptions {
 };
 
 /// What `--cluster 2` takes.
-const std::string kPairsOnly = "--cluster 2 takes --params auto, 128x256x64/s4 or 128x128x64/s4, got ";
+const std::string kPairsOnly = "--cluster 2 takes --params auto or 128x256x64/s4, got ";
 
 /// Declares `--params` on @p cli, the parameter sets the kernel is instantiated for, `--blocks`,
 /// `--split` and `--cluster`.
@@ -597,7 +606,7 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
                  "split the tiles of the last round along K among the blocks: as the rule finds faster, "
                  "wherever the round leaves blocks idle, or never");
   cli.add_choice("cluster", &options.cluster, {"auto", "1", "2"},
-                 "blocks per cluster, sharing their B tiles (2: 128 x 256 and 128 x 128 tiles only); auto: 2 "
+                 "blocks per cluster, sharing their B tiles (2: 128 x 256 tiles only); auto: 2 "
                  "where A's or B's rows are read across 128-byte lines, else 1");
   std::vector<std::string> sets = kKernels.params();
   sets.insert(sets.begin(), "auto");
