@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,8 +58,8 @@ struct Candidate {
 /// The instances the rule chooses among, the larger tiles first (the first of two equal estimates
 /// wins). Stage 22's 256 x 128 tiles are left out: no shape of the grid runs them fastest.
 constexpr Candidate kCandidates[] = {
-    {"128x256x64/s4", 0.80, 3.7}, {"128x128x64/s6", 0.77, 2.2}, {"64x256x64/s5", 0.70, 1.9},
-    {"64x128x64/s8", 0.60, 1.1},  {"128x64x64/s8", 0.48, 1.0},  {"64x64x64/s8", 0.40, 0.7},
+    {"128x256x64/s4", 0.82, 3.1}, {"128x128x64/s6", 0.78, 1.5}, {"64x256x64/s5", 0.79, 2.1},
+    {"64x128x64/s8", 0.66, 1.1},  {"128x64x64/s8", 0.49, 0.9},  {"64x64x64/s8", 0.41, 0.8},
 };
 /// The share of the memory's peak bandwidth that a copy reaches (cudaMemcpy of 1 GiB, device to device).
 constexpr double kCopyShare = 0.90;
@@ -147,20 +148,40 @@ bool overhangs(const Candidate& candidate, const cs::MatmulShape& shape) {
   return tile.block_m > whole_stripes(shape.m) || tile.block_n > whole_stripes(shape.n);
 }
 
-/// The rule: every candidate that does not overhang C (all where each does), or the one `--params`
-/// forces, split and whole (or as `--split` forces), sorted by estimate and of equal ones the least
-/// products first: the first is the choice.
+/// Whether @p candidate's tile spans all of C's columns: one column of tiles, each row of A read by
+/// one block.
+bool spans_columns(const Candidate& candidate, const cs::MatmulShape& shape) {
+  return cs::tile_sizes_of(candidate.params, "BMxBNxBK/sS").block_n >= shape.n;
+}
+
+/// Whether A is larger than the L2: its rows stream through it, and a row that two blocks read (in
+/// two columns of tiles) comes from memory once only while the two keep in step (chapter 23).
+bool a_streams_through_l2(const cs::MatmulShape& shape, const Machine& machine) {
+  return 2.0 * shape.m * shape.k > machine.l2_bytes;
+}
+
+/// Keeps the candidates that meet @p preference, where any does (else all of them).
+template <typename Preference>
+void prefer(std::vector<Candidate>& candidates, Preference&& preference) {
+  std::vector<Candidate> kept;
+  std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(kept), preference);
+  if (!kept.empty()) candidates = kept;
+}
+
+/// The rule: the candidate `--params` forces, or every one narrowed by the rule's preferences in
+/// turn (tiles that do not overhang C; where A is larger than the L2, one column of tiles), split and
+/// whole (or as `--split` forces), sorted by estimate and of equal ones the least products first: the
+/// first is the choice.
 std::vector<Estimate> rank(const std::string& params, const std::string& split, const cs::MatmulShape& shape,
                            const Machine& machine) {
   std::vector<Candidate> candidates;
-  const auto may_take = [&](const Candidate& candidate, bool overhanging) {
-    return params == "auto" ? overhanging || !overhangs(candidate, shape) : params == candidate.params;
-  };
   for (const Candidate& candidate : kCandidates)
-    if (may_take(candidate, false)) candidates.push_back(candidate);
-  if (candidates.empty() && params == "auto")
-    for (const Candidate& candidate : kCandidates)
-      if (may_take(candidate, true)) candidates.push_back(candidate);
+    if (params == "auto" || params == candidate.params) candidates.push_back(candidate);
+  if (params == "auto") {
+    prefer(candidates, [&](const Candidate& candidate) { return !overhangs(candidate, shape); });
+    if (a_streams_through_l2(shape, machine))
+      prefer(candidates, [&](const Candidate& candidate) { return spans_columns(candidate, shape); });
+  }
   if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
@@ -559,6 +580,12 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
   launch.notes = {"the rule plans for " + std::to_string(machine.sms) + " SMs, " +
                   us(machine.sm_flops_per_us / 1e6) + " TFLOP/s of bf16 products per SM at its peak and " +
                   us(machine.bytes_per_us / 1e6) + " TB/s of copies (" + machine.source + ")"};
+  if (options.params == "auto" && a_streams_through_l2(shape, machine) &&
+      std::any_of(std::begin(kCandidates), std::end(kCandidates),
+                  [&](const Candidate& candidate) { return spans_columns(candidate, shape); }))
+    launch.notes.push_back("A (" + us(2e-6 * shape.m * shape.k) + " MB) is larger than the L2 (" +
+                           us(machine.l2_bytes / 1e6) + " MB): only tiles that span C's " +
+                           std::to_string(shape.n) + " columns are weighed");
   for (const Estimate& e : ranked)
     launch.notes.push_back(
         (&e == &chosen ? "chosen: " : "weighed: ") + e.params + ", split " + e.split + ": " +
