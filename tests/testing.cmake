@@ -169,25 +169,29 @@ function(cs_add_sanitizer_tests target)
   endforeach()
 endfunction()
 
-# cs_add_matmul_tests(<target> [JSON_REGEX regex] [LARGE_B_ROWS n] [SANITIZER_ALSO MxNxK]): the
-# tests every matrix-multiply stage runs, whatever its kernel: the original tutorial's
-# 1000 x 1000 x 1000 (a multiple of no tile), 1 x 1 x 1, odd and prime shapes, rectangles thin in
+# cs_add_matmul_tests(<target> [JSON_REGEX regex] [LARGE_B_ROWS n] [LARGE_ALSO MxNxK,...]
+#                     [SANITIZER_ALSO MxNxK,...] [SANITIZER_ARGS args...]): the tests every
+# matrix-multiply stage runs, whatever its kernel: the default problem (the original tutorial's
+# 1000 x 1000 x 1000, a multiple of no tile), 1 x 1 x 1, odd and prime shapes, rectangles thin in
 # each direction, a sampled check, the JSON report (its text must also match JSON_REGEX when
 # given), compute-sanitizer at a small odd size, and matrices of more than 2^31 elements (64-bit
-# offsets). LARGE_B_ROWS: B's large test has n x n elements with this n instead of 46341 (46344, a
-# multiple of 8, or 46400, of 64), for a stage whose aligned path needs it more (the odd rows are
-# then left to C's large test, the cheaper one). SANITIZER_ALSO: more sizes the sanitizers run in the same process (--also), for a
-# stage whose aligned rows take another path; SANITIZER_ARGS: options of the stage's own for the
-# sanitizer runs. A stage adds the tests of its own options.
+# offsets). LARGE_B_ROWS: B's large problem has n x n elements with this n instead of 46341 (46344,
+# a multiple of 8, or 46400, of 64), for a stage whose aligned path needs it more (the odd rows are
+# then left to C's large problem, the cheaper one). LARGE_ALSO: more problems past 2^31 elements in
+# the same process, for a stage whose aligned rows take another path. SANITIZER_ALSO: more sizes the
+# sanitizers run in the same process (--also), likewise; SANITIZER_ARGS: options of the stage's own
+# for the sanitizer runs. A stage adds the tests of its own options.
+#
+# A GPU creates its processes' contexts one at a time (about 0.2 s each on the H200 when 16 start
+# at once: 160 runs of a stage at 1 x 1 x 1, 16 at a time, take 33 s), so the test command's time
+# follows the number of GPU processes more than the work in them: problems that check the same
+# thing share a process (--also), each verified as a run of its own, the exit code the worst.
 function(cs_add_matmul_tests target)
-  cmake_parse_arguments(ARG "" "JSON_REGEX;SANITIZER_ALSO;LARGE_B_ROWS" "SANITIZER_ARGS" ${ARGN})
-  cs_add_run_test(${target}.default ${target} GPU)
-  # 1 x 1 x 1, a small odd one, a single row, a single column, odd and prime sizes and a square
-  # multiple of every tile, in one process (--also). A GPU creates its processes' contexts one at a
-  # time (about a quarter of a second each on the H100 when 16 start at once), so the test command's
-  # time follows the number of GPU processes more than the work in them: sizes share a process.
+  cmake_parse_arguments(ARG "" "JSON_REGEX;SANITIZER_ALSO;LARGE_B_ROWS;LARGE_ALSO" "SANITIZER_ARGS" ${ARGN})
+  # The stage as a learner first runs it, with no options, then 1 x 1 x 1, a small odd one, a single
+  # row, a single column, odd and prime sizes and a square multiple of every tile.
   cs_add_run_test(${target}.shapes ${target} GPU
-                  ARGS --size 1 --also 17x33x9,1x4097x3,257x1x513,1023x517x771,1024x1024x1024 --reps 2)
+                  ARGS --also 1x1x1,17x33x9,1x4097x3,257x1x513,1023x517x771,1024x1024x1024)
   # The sampled check, and the JSON report of it (its text must match JSON_REGEX too).
   cs_add_run_test(${target}.sampled_json ${target} GPU ARGS --m 1100 --n 1000 --k 999 --reps 2 --check sample --json
                   PASS_REGEX "\\{\"stage\":\"${target}\".*\"result\":\"PASS\"${ARG_JSON_REGEX}")
@@ -199,13 +203,18 @@ function(cs_add_matmul_tests target)
   # L2 before each timed run (stages 05 and 06 keep it, so that it is checked too).
   cs_add_sanitizer_tests(${target} --m 37 --n 29 --k 53 ${sanitizer_also} ${ARG_SANITIZER_ARGS} --reps 1 --warmup 0
                          --warm-l2)
-  # Past 2^31 elements: C with 46341 x 46341 elements, and B with 46341 x 46341. About 9 GB of
-  # device and host memory each: cs_large_tests keeps CTest from running more than a few at once.
-  cs_add_run_test(${target}.c_past_2p31 ${target} GPU ARGS --m 46341 --n 46341 --k 1 --reps 1 --warmup 0)
+  # Past 2^31 elements: C with 46341 x 46341 elements (k = 1), then B with 46341 x 46341 (m = 3),
+  # then LARGE_ALSO. About 9 GB of device and host memory at a time (each problem frees its own
+  # before the next): cs_large_tests keeps CTest from running more than a few at once.
   set(b_rows 46341)
   if(ARG_LARGE_B_ROWS)
     set(b_rows ${ARG_LARGE_B_ROWS})
   endif()
-  cs_add_run_test(${target}.b_past_2p31 ${target} GPU ARGS --m 3 --n ${b_rows} --k ${b_rows} --reps 1 --warmup 0)
-  cs_large_tests(${target}.c_past_2p31 ${target}.b_past_2p31)
+  set(large_also 3x${b_rows}x${b_rows})
+  if(ARG_LARGE_ALSO)
+    string(APPEND large_also ,${ARG_LARGE_ALSO})
+  endif()
+  cs_add_run_test(${target}.past_2p31 ${target} GPU
+                  ARGS --m 46341 --n 46341 --k 1 --also ${large_also} --reps 1 --warmup 0)
+  cs_large_tests(${target}.past_2p31)
 endfunction()
