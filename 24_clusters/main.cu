@@ -117,9 +117,10 @@ bool rows_straddle_lines(std::int64_t length) {
 }
 
 /// Whether tiles of @p tile may go in pairs: 128 x 256, two consumer warpgroups and four stripes of
-/// B, two for each block to copy. (128 x 128 tiles in pairs run slower than alone: chapter 24.)
+/// B, two for each block to copy; or 64 x 128, one consumer warpgroup and two stripes, one each.
+/// (128 x 128 tiles in pairs run slower than alone: chapter 24.)
 bool pairs_take(const cs::TileSizes& tile) {
-  return tile.block_m == 128 && tile.block_n == 256;
+  return (tile.block_m == 128 && tile.block_n == 256) || (tile.block_m == 64 && tile.block_n == 128);
 }
 
 /// Whether the L2 needs pairs at @p shape: A's rows or B's read where they are across lines, and at
@@ -128,12 +129,21 @@ bool l2_needs_pairs(const cs::MatmulShape& shape) {
   return (rows_straddle_lines(shape.k) || rows_straddle_lines(shape.n)) && shape.m > 128;
 }
 
+/// Whether B wants pairs of 64-row tiles at @p shape: C of 65 to 128 rows, two rows of 64-row tiles
+/// that a pair takes together, and B larger than the L2, so that the two rows of tiles read B once
+/// between them only if they read it at once.
+bool b_wants_pairs(const cs::MatmulShape& shape, double l2_bytes) {
+  return shape.m > 64 && shape.m <= 128 && 2.0 * shape.k * shape.n > l2_bytes;
+}
+
 /// The blocks of a cluster for @p tile at @p shape, as `--cluster` says (@p option, 1 or 2) or, for
-/// auto, 2 where the L2 needs it and pairs take the tiles. Elsewhere a pair waits for its slower
-/// block for nothing.
-int cluster_for(const cs::TileSizes& tile, const cs::MatmulShape& shape, const std::string& option) {
+/// auto, 2 where pairs take the tiles and the L2 needs them (128 x 256 tiles), or B does (64-row
+/// tiles, @p l2_bytes the L2's size). Elsewhere a pair waits for its slower block for nothing.
+int cluster_for(const cs::TileSizes& tile, const cs::MatmulShape& shape, const std::string& option,
+                double l2_bytes) {
   if (option != "auto") return std::stoi(option);
-  return pairs_take(tile) && l2_needs_pairs(shape) ? 2 : 1;
+  if (!pairs_take(tile)) return 1;
+  return (tile.block_m == 128 ? l2_needs_pairs(shape) : b_wants_pairs(shape, l2_bytes)) ? 2 : 1;
 }
 
 /// The rule's estimate for instance @p candidate with the split @p split ("never" or "always"), its
@@ -144,7 +154,7 @@ Estimate estimate(const Candidate& candidate, const std::string& split, const st
   e.params = candidate.params;
   e.split = split;
   e.tile = cs::tile_sizes_of(e.params, "BMxBNxBK/sS");
-  e.cluster = cluster_for(e.tile, shape, cluster_option);
+  e.cluster = cluster_for(e.tile, shape, cluster_option, machine.l2_bytes);
   const std::int64_t tile_rows = (shape.m + e.tile.block_m - 1) / e.tile.block_m;
   const std::int64_t tile_cols = (shape.n + e.tile.block_n - 1) / e.tile.block_n;
   e.tiles = tile_rows * tile_cols;
@@ -208,10 +218,10 @@ void prefer(std::vector<Candidate>& candidates, Preference&& preference) {
 
 /// The rule: the candidate `--params` forces, or every one narrowed by the rule's preferences in
 /// turn (tiles that do not overhang C; where A is larger than the L2, one column of tiles; where the
-/// L2 needs pairs and `--cluster` is auto, tiles that pairs take: alone, rows read across lines ask
-/// the L2 for twice the lines, which the estimate does not count), only what pairs take for
-/// `--cluster 2`; split and whole (or as `--split` forces), sorted by estimate and of equal ones the
-/// least products first: the first is the choice.
+/// L2 needs pairs and `--cluster` is auto, tiles the rule puts in pairs there: alone, rows read
+/// across lines ask the L2 for twice the lines, which the estimate does not count), only what pairs
+/// take for `--cluster 2`; split and whole (or as `--split` forces), sorted by estimate and of equal
+/// ones the least products first: the first is the choice.
 std::vector<Estimate> rank(const std::string& params, const std::string& split, const std::string& cluster,
                            const cs::MatmulShape& shape, const Machine& machine) {
   const auto paired = [](const Candidate& candidate) {
@@ -225,7 +235,11 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
     prefer(candidates, [&](const Candidate& candidate) { return !overhangs(candidate, shape); });
     if (a_streams_through_l2(shape, machine))
       prefer(candidates, [&](const Candidate& candidate) { return spans_columns(candidate, shape); });
-    if (cluster == "auto" && l2_needs_pairs(shape)) prefer(candidates, paired);
+    if (cluster == "auto" && l2_needs_pairs(shape))
+      prefer(candidates, [&](const Candidate& candidate) {
+        return cluster_for(cs::tile_sizes_of(candidate.params, "BMxBNxBK/sS"), shape, cluster,
+                           machine.l2_bytes) == 2;
+      });
   }
   if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
@@ -603,9 +617,10 @@ const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, st
         {"128x64x64/s8", matmul_wgmma<128, 64, 64, 8, true>, matmul_wgmma<128, 64, 64, 8, false>},
         {"64x64x64/s8", matmul_wgmma<64, 64, 64, 8, true>, matmul_wgmma<64, 64, 64, 8, false>},
 };
-/// The instance in clusters of two: the rule's candidate that pairs take.
+/// The instances in clusters of two: the rule's candidates that pairs take.
 const decltype(kKernels) kPairKernels = {
     {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true, 2>, matmul_wgmma<128, 256, 64, 4, false, 2>},
+    {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true, 2>, matmul_wgmma<64, 128, 64, 8, false, 2>},
 };
 
 /// The stage's own options.
@@ -617,7 +632,7 @@ struct StageOptions {
 };
 
 /// What `--cluster 2` takes.
-const std::string kPairsOnly = "--cluster 2 takes --params auto or 128x256x64/s4, got ";
+const std::string kPairsOnly = "--cluster 2 takes --params auto, 128x256x64/s4 or 64x128x64/s8, got ";
 
 /// Declares `--params` on @p cli, the parameter sets the kernel is instantiated for, `--blocks`,
 /// `--split` and `--cluster`.
@@ -629,18 +644,14 @@ void add_stage_options(cs::CommandLine& cli, StageOptions& options) {
                  "split the tiles of the last round along K among the blocks: as the rule finds faster, "
                  "wherever the round leaves blocks idle, or never");
   cli.add_choice("cluster", &options.cluster, {"auto", "1", "2"},
-                 "blocks per cluster, sharing their B tiles (2: 128 x 256 tiles only); auto: 2 "
-                 "where A's or B's rows are read across 128-byte lines, else 1");
+                 "blocks per cluster, sharing their B tiles (2: 128 x 256 and 64 x 128 tiles only); auto: "
+                 "2 where A's or B's rows are read across 128-byte lines, or 64-row tiles where B outgrows "
+                 "the L2 and C has two rows of them, else 1");
   std::vector<std::string> sets = kKernels.params();
   sets.insert(sets.begin(), "auto");
   cli.add_choice("params", &options.params, sets,
                  "block tile of C (rows x columns) x step along K / shared-memory buffers in the ring "
                  "(a warpgroup per 64 rows); auto: the one the rule estimates fastest for the problem");
-  cli.add_validator([&options] {
-    if (options.cluster == "2" && options.params != "auto" &&
-        kPairKernels.find(options.params, true) == nullptr)
-      throw cs::UsageError(kPairsOnly + options.params);
-  });
 }
 
 /// The dynamic shared memory of a block of @p tile: the ring, S buffers of an A tile and a B tile,
