@@ -14,16 +14,32 @@ if(NOT CUDA_STAGES_COMPUTE_SANITIZER)
                  "  CUDA toolkit), or pass -DCUDA_STAGES_COMPUTE_SANITIZER=/path/to/compute-sanitizer.")
 endif()
 set(CUDA_STAGES_NO_GPU_REGEX "SKIP: no usable CUDA GPU")
-# The cores CTest counts for each test of more than 2^31 elements (about 9 GB of host and device
-# memory each), so that a machine of N cores runs at most N / 2 of them at once.
-set(CUDA_STAGES_LARGE_TEST_PROCESSORS 2)
+# The tests of more than 2^31 elements hold about 9 GB of host memory each (the dot product's 17):
+# this machine runs at most one per 16 GiB of its memory at once (at least one, at most eight),
+# each test on one of that many locks (RESOURCE_LOCK), taken in turn. Each counts as one core: were
+# it to count as two, it would wait for two free at once, and on a fresh build of 16 cores that
+# came only near the end (2026-11-28: the last of them started 104 s into a run of 118).
+cmake_host_system_information(RESULT CUDA_STAGES_HOST_MEMORY_MIB QUERY TOTAL_PHYSICAL_MEMORY)
+math(EXPR CUDA_STAGES_LARGE_TEST_LOCKS "${CUDA_STAGES_HOST_MEMORY_MIB} / 16384")
+if(CUDA_STAGES_LARGE_TEST_LOCKS LESS 1)
+  set(CUDA_STAGES_LARGE_TEST_LOCKS 1)
+elseif(CUDA_STAGES_LARGE_TEST_LOCKS GREATER 8)
+  set(CUDA_STAGES_LARGE_TEST_LOCKS 8)
+endif()
+set_property(GLOBAL PROPERTY CUDA_STAGES_LARGE_TESTS 0)
 
-# cs_large_tests(<test>...): tests of more than 2^31 elements. Each counts as
-# CUDA_STAGES_LARGE_TEST_PROCESSORS cores, and a COST that starts it before the short tests on a
-# fresh build (CTest runs the costliest first, and only knows the times from a run before): begun
-# last, a few of them would run on after every other test had finished.
+# cs_large_tests(<test>...): tests of more than 2^31 elements. Each takes the next of the
+# CUDA_STAGES_LARGE_TEST_LOCKS locks, and a COST that starts it before the short tests on a fresh
+# build (CTest runs the costliest first, and only knows the times from a run before): begun last, a
+# few of them would run on after every other test had finished.
 function(cs_large_tests)
-  set_tests_properties(${ARGN} PROPERTIES PROCESSORS ${CUDA_STAGES_LARGE_TEST_PROCESSORS} COST 20)
+  foreach(test IN LISTS ARGN)
+    get_property(count GLOBAL PROPERTY CUDA_STAGES_LARGE_TESTS)
+    math(EXPR lock "${count} % ${CUDA_STAGES_LARGE_TEST_LOCKS}")
+    math(EXPR count "${count} + 1")
+    set_property(GLOBAL PROPERTY CUDA_STAGES_LARGE_TESTS ${count})
+    set_tests_properties(${test} PROPERTIES RESOURCE_LOCK cuda_stages_large_${lock} COST 20)
+  endforeach()
 endfunction()
 
 # cs_long_tests(<test>...): tests of 15 s or more (every instance of a kernel over a dozen sizes, a
