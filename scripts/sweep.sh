@@ -5,6 +5,7 @@
 usage() {
   cat <<'EOF'
 usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes "256 512 ..." | --grid] [--stages "04_shared_tiled ..."]
+                        [--processes N]
 
 Runs each matrix-multiply stage at each size of the list, a square size N (m = n = k = N) or a
 shape MxNxK, with --json and writes, in results-dir (default: <build-dir>/results):
@@ -24,6 +25,9 @@ shape MxNxK, with --json and writes, in results-dir (default: <build-dir>/result
                   long K, odd sizes
   --stages LIST   stage directories (or their numbers: "04 07"), default every built stage whose
                   --plan names a product C = A * B (the matrix-multiply stages)
+  --processes N   run each stage at each size in N processes (1 to 9, default 1), in N rounds over
+                  the whole list, and report the median of their figures: a kernel of 15-20 us
+                  moves by up to 10% from one process to the next
   --help          this text
 
 The cuBLAS figure of a size is the median of the cuBLAS measurements the stages made at that size,
@@ -40,10 +44,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 # ---- Arguments: two positional directories and two options, in any order.
 bad() {
   echo "error: $*" >&2
-  echo "usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes LIST | --grid] [--stages LIST] (--help: more)" >&2
+  echo "usage: scripts/sweep.sh <build-dir> [results-dir] [--sizes LIST | --grid] [--stages LIST] [--processes N] (--help: more)" >&2
   exit 2
 }
-build="" results="" sizes="256 512 1000 1024 2048 4096 4099 8192" stages=""
+build="" results="" sizes="256 512 1000 1024 2048 4096 4099 8192" stages="" processes=1
 while (($#)); do
   case $1 in
     --help | -h) usage && exit 0 ;;
@@ -53,8 +57,14 @@ while (($#)); do
       if [[ $1 == --sizes ]]; then sizes=$2; else stages=$2; fi
       shift
       ;;
+    --processes)
+      (($# >= 2)) || bad "$1 needs a number"
+      processes=$2
+      shift
+      ;;
     --sizes=*) sizes=${1#*=} ;;
     --stages=*) stages=${1#*=} ;;
+    --processes=*) processes=${1#*=} ;;
     -*) bad "unknown option $1" ;;
     *) if [[ -z $build ]]; then build=$1; elif [[ -z $results ]]; then results=$1; else bad "one argument too many: $1"; fi ;;
   esac
@@ -64,6 +74,7 @@ done
 [[ -d $build ]] || bad "build directory $build does not exist"
 results=${results:-$build/results}
 [[ -n ${sizes// /} ]] || bad "--sizes is empty"
+[[ $processes =~ ^[1-9]$ ]] || bad "--processes: '$processes' is not a number of processes in [1, 9]"
 for n in $sizes; do
   for d in ${n//x/ }; do
     if ! [[ $n =~ ^[1-9][0-9]{0,4}(x[1-9][0-9]{0,4}x[1-9][0-9]{0,4})?$ ]] || ((d > 65536)); then
@@ -120,43 +131,47 @@ run_options() {
   echo "--reps $reps --warmup $warmup --check $check"
 }
 
-# ---- The runs. Figures per "stage size" key: rate, % of cuBLAS, cuBLAS rate, verdict.
+# ---- The runs. Figures per "stage size" key: rate, % of cuBLAS, cuBLAS rate (each a list, one
+# figure per process, until the medians are taken), verdict.
 declare -A rate pct cublas verdict inputs
 json_objects=() skipped=() failed=0 skip_reason=""
-total=$((${#list[@]} * $(wc -w <<<"$sizes"))) index=0
-for stage in "${list[@]}"; do
-  for n in $sizes; do
-    index=$((index + 1))
-    key="$stage $n"
-    if [[ " ${skipped[*]} " == *" $stage "* ]]; then # no GPU for this stage: no other size either
-      verdict[$key]=SKIPPED
-      continue
-    fi
-    options="$(problem "$n") $(run_options "$stage" "$n")"
-    echo "[$index/$total] $stage $options" >&2
-    # shellcheck disable=SC2086 # $options is a list of arguments
-    output=$("$build/$stage/$stage" $options --json 2>&1)
-    code=$?
-    if ((code == 77)); then
-      skipped+=("$stage")
-      verdict[$key]=SKIPPED
-      # The stage's own reason (no driver, an old one, no device ...), the first one given.
-      [[ -n $skip_reason ]] || skip_reason=$(grep -m1 '^SKIP:' <<<"$output" | sed 's/^SKIP: //')
-      continue
-    fi
-    json=$(grep '^{"stage"' <<<"$output" | tail -n 1) # the report's JSON line
-    if [[ -z $json ]] || ! row=$("$cmake" -D "JSON=$json" -P "$here/sweep_rows.cmake"); then
-      failed=1
-      verdict[$key]="ERROR"
-      echo "$stage at $n: exit $code, no report; its last lines:" >&2
-      tail -n 8 <<<"$output" >&2
-      continue
-    fi
-    json_objects+=("$json")
-    IFS='|' read -r result r p c type <<<"$row"
-    inputs[$stage]=$type # fp32, or bf16 for the tensor-core stages (whose cuBLAS is bf16 too)
-    ((code == 0)) && [[ $result != FAIL ]] || failed=1
-    verdict[$key]=$result rate[$key]=$r pct[$key]=$p cublas[$key]=$c
+total=$((processes * ${#list[@]} * $(wc -w <<<"$sizes"))) index=0
+for ((round = 1; round <= processes; round++)); do
+  for stage in "${list[@]}"; do
+    for n in $sizes; do
+      index=$((index + 1))
+      key="$stage $n"
+      if [[ " ${skipped[*]} " == *" $stage "* ]]; then # no GPU for this stage: no other size either
+        verdict[$key]=SKIPPED
+        continue
+      fi
+      [[ ${verdict[$key]:-PASS} == PASS ]] || continue # failed in an earlier round: once is enough
+      options="$(problem "$n") $(run_options "$stage" "$n")"
+      echo "[$index/$total] $stage $options" >&2
+      # shellcheck disable=SC2086 # $options is a list of arguments
+      output=$("$build/$stage/$stage" $options --json 2>&1)
+      code=$?
+      if ((code == 77)); then
+        skipped+=("$stage")
+        verdict[$key]=SKIPPED
+        # The stage's own reason (no driver, an old one, no device ...), the first one given.
+        [[ -n $skip_reason ]] || skip_reason=$(grep -m1 '^SKIP:' <<<"$output" | sed 's/^SKIP: //')
+        continue
+      fi
+      json=$(grep '^{"stage"' <<<"$output" | tail -n 1) # the report's JSON line
+      if [[ -z $json ]] || ! row=$("$cmake" -D "JSON=$json" -P "$here/sweep_rows.cmake"); then
+        failed=1
+        verdict[$key]="ERROR"
+        echo "$stage at $n: exit $code, no report; its last lines:" >&2
+        tail -n 8 <<<"$output" >&2
+        continue
+      fi
+      json_objects+=("$json")
+      IFS='|' read -r result r p c type <<<"$row"
+      inputs[$stage]=$type # fp32, or bf16 for the tensor-core stages (whose cuBLAS is bf16 too)
+      ((code == 0)) && [[ $result != FAIL ]] || failed=1
+      verdict[$key]=$result rate[$key]+="$r " pct[$key]+="$p " cublas[$key]+="$c "
+    done
   done
 done
 
@@ -166,8 +181,13 @@ fixed() { if [[ -z ${2:-} || $2 == - ]]; then printf ''; else printf "%.$1f" "$2
 # median <values...>: the median of the values given ('' when none).
 median() {
   printf '%s\n' "$@" | grep -v '^-\?$' | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.4f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+# Each figure of a stage and size: the median of its processes' (--processes), each taken alone.
+for key in "${!pct[@]}"; do
+  # shellcheck disable=SC2086 # the lists of figures, one word each
+  rate[$key]=$(median ${rate[$key]}) pct[$key]=$(median ${pct[$key]}) cublas[$key]=$(median ${cublas[$key]})
+done
 # cell <key> <decimals> <figure>: what a table shows for one run: the figure, or why there is none.
 cell() {
   case ${verdict[$1]:-} in
@@ -224,6 +244,7 @@ for n in $sizes; do ((${#n} <= size_width)) || size_width=${#n}; done
     else
       printf '\n%% of cuBLAS (each stage against the cuBLAS run of its own process)\n'
     fi
+    ((processes == 1)) || printf '(each figure the median of %d processes)\n' "$processes"
     printf "%${size_width}s" size
     printf "  %${width}s" "${list[@]}"
     [[ $table == pct ]] || printf "  %${width}s" "${types[@]/#/cuBLAS }"

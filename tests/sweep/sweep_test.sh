@@ -4,7 +4,8 @@
 # hand a square size over as --size N and a shape as --m M --n N --k K, choose the repetitions and
 # the check by the product's size, and write both into its CSV and tables; a size that is neither
 # is rejected before any run; --grid sweeps the grid of shapes, with the geometric mean and the
-# count under 95% under the table, and the heat map. No GPU needed. Usage: sweep_test.sh <sweep.sh> <scratch-dir>
+# count under 95% under the table, and the heat map; --processes N runs each size in N processes and
+# reports the median of their figures. No GPU needed. Usage: sweep_test.sh <sweep.sh> <scratch-dir>
 set -u
 sweep=$1 work=$2
 fail() { echo "FAIL: $*"; exit 1; }
@@ -60,3 +61,34 @@ else
   [[ -s $work/results/sweep_heatmap.png ]] || fail "matplotlib found but no heat map: $out"
   echo "ok: the grid's $grid shapes swept, geometric mean and count under 95%, heat map drawn"
 fi
+
+# --processes 3: each size in three processes, a round over the list at a time; each figure the
+# median of the three. A fake whose figures move from process to process (40%, 50%, 90% of cuBLAS,
+# its rate and cuBLAS's with them), and the second run at the second size failing.
+cat >"$work/build/90_fake/90_fake" <<FAKE
+#!/usr/bin/env bash
+[[ \$1 == --plan ]] && { echo "90_fake: C (16x16x16) = A * B"; exit 0; }
+echo "\$*" >>"$work/args.log"
+count=\$(grep -cxF -- "\$*" "$work/args.log") # this size's first, second or third run
+pct=\$((40 + 10 * (count == 2) + 50 * (count == 3)))
+result=PASS
+[[ \$* == "--size 512 "* && \$count == 2 ]] && result=FAIL
+echo '{"stage":"90_fake","unit":"GFLOP/s","yardstick":"cuBLAS","headline":"fake","result":"'\$result'","inputs":"bf16","variants":[{"name":"cuBLAS","rate":'\$((pct * 30))'.0,"pct_yardstick":100.0,"yardstick":true},{"name":"fake","rate":'\$((pct * 10))'.0,"pct_yardstick":'\$pct'.0,"yardstick":false}]}'
+[[ \$result == PASS ]]
+FAKE
+rm -f "$work/args.log"
+out=$(bash "$sweep" "$work/build" "$work/results" --sizes "256 512 1000" --processes 3 2>&1)
+code=$?
+((code == 1)) || fail "a failed run at 512, yet the sweep over three processes exited $code: $out"
+[[ $(wc -l <"$work/args.log") == 8 ]] || fail "$(wc -l <"$work/args.log") runs, not 3 sizes x 3 processes less the one after 512 failed: $(cat "$work/args.log")"
+[[ $(sed -n 4p "$work/args.log") == "--size 256 "* ]] || fail "the second round did not start after the first: $(cat "$work/args.log")"
+# Each size's runs are at 40%, 50% and 90% in turn: the medians are 50%, a rate of 500 and cuBLAS's
+# 1500, where the first process's figures, the last's or their means would be others.
+for row in "90_fake,256,500.0,50.00,1500.0,PASS,bf16" "90_fake,1000,500.0,50.00,1500.0,PASS,bf16"; do
+  grep -qx -- "$row" "$work/results/sweep.csv" || fail "sweep.csv has no row $row: $(cat "$work/results/sweep.csv")"
+done
+grep -q '^90_fake,512,.*,FAIL,bf16$' "$work/results/sweep.csv" || fail "512 not FAIL: $(cat "$work/results/sweep.csv")"
+grep -q 'each figure the median of 3 processes' "$work/results/sweep.txt" || fail "the table does not say it shows medians"
+out=$(bash "$sweep" "$work/build" "$work/results" --sizes 256 --processes 0 2>&1)
+(($? == 2)) && [[ $out == *"--processes: '0' is not a number of processes in [1, 9]"* ]] || fail "--processes 0 accepted: $out"
+echo "ok: --processes 3 ran three rounds and reported the median of each size's three figures"
