@@ -32,7 +32,7 @@ cmake=${cmake:-cmake}
 # One line per stage, in reading order: stage | arguments that show its lesson | what changed from
 # the previous stage. A stage that is not built is left out. (The GPU matmul stages run at 4096^3,
 # where the GPU is full; 22 at 4099^3, rows off 16-byte boundaries; 23 at 128 x 8192 x 8192, a short
-# A; 24 at 3000^3, rows that are not whole 128-byte lines; the CPU loop at 1000^3, where it finishes in seconds: GFLOP/s compare across the sizes, times
+# A; 24 at 3000^3, rows that are not whole 128-byte lines; 25 at 64 x 4096 x 4096, 64 x 64 tiles; the CPU loop at 1000^3, where it finishes in seconds: GFLOP/s compare across the sizes, times
 # do not.)
 plan=(
   "01_cpu_matmul|--size 1000|CPU loops: i-j-k, then i-k-j"
@@ -59,6 +59,7 @@ plan=(
   "22_unaligned_rows|--size 4099|rows off 16-byte lines: C a row per store"
   "23_kernel_choice|--m 128 --n 8192 --k 8192|the tile and the split chosen for the problem"
   "24_clusters|--size 3000|pairs of blocks share B: rows read in place"
+  "25_wide_k_steps|--m 64 --n 4096 --k 4096|buffers of 128 columns of K for 64 x 64 tiles"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.
