@@ -163,25 +163,31 @@ function(cs_add_bad_input_tests target)
                        PASS_REGULAR_EXPRESSION "usage: ${target}.*--seed N.*default: 2024")
 endfunction()
 
-# cs_add_sanitizer_tests(<target> args...): memcheck, racecheck and synccheck on the stage with
-# these arguments; any reported error, or any racecheck hazard (errors and warnings alike), fails
-# the test.
+# cs_add_sanitizer_tests(<target> [AS <prefix>] args...): memcheck, racecheck and synccheck on the
+# stage with these arguments, tests <target>.sanitizer.<tool> (or <prefix>.sanitizer.<tool>, for a
+# second set on the same stage); any reported error, or any racecheck hazard (errors and warnings
+# alike), fails the test.
 function(cs_add_sanitizer_tests target)
   if(NOT CUDA_STAGES_COMPUTE_SANITIZER)
     return()
+  endif()
+  set(args ${ARGN})
+  set(prefix ${target})
+  if(args AND args MATCHES "^AS;")
+    list(POP_FRONT args as prefix)
   endif()
   foreach(tool memcheck racecheck synccheck)
     set(extra "")
     if(tool STREQUAL "memcheck")
       set(extra --leak-check full)
     endif()
-    add_test(NAME ${target}.sanitizer.${tool}
+    add_test(NAME ${prefix}.sanitizer.${tool}
              COMMAND "${CUDA_STAGES_COMPUTE_SANITIZER}" --tool ${tool} ${extra} --error-exitcode 1
-                     $<TARGET_FILE:${target}> ${ARGN})
-    set_tests_properties(${target}.sanitizer.${tool} PROPERTIES
+                     $<TARGET_FILE:${target}> ${args})
+    set_tests_properties(${prefix}.sanitizer.${tool} PROPERTIES
       LABELS sanitizer SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}"
       FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]")
-    cs_lab_gate(${target}.sanitizer.${tool} ${target})
+    cs_lab_gate(${prefix}.sanitizer.${tool} ${target})
   endforeach()
 endfunction()
 
