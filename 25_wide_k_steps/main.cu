@@ -5,7 +5,7 @@
 // cuBLAS takes 13.3. A buffer that holds 128 columns of K, A in two boxes and B in one box of 128
 // rows, halves the handshakes a byte (one barrier to wait on and one to free, one round of the
 // producer's loop, one group of eight wgmma), and six such buffers keep 192 KB on their way. The
-// kernel is stage 24's with kBlockK of 64 or 128; the rule is stage 24's, with the new instances
+// kernel is stage 24's with kBlockK of 64 or 128; the rule is stage 24's, with the new instance
 // among its candidates.
 //
 // Run:  25_wide_k_steps --m 64 --n 4096 --k 4096   (64 x 64 tiles in six buffers of 128 columns)
@@ -383,10 +383,11 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
     cs::arrive_expecting(&landed[stage], kStageBytes); // mbarrier.arrive.expect_tx
     // LAB 25.boxes: A's kBlockK / 64 boxes of 64 columns, each at its columns and in its place of the buffer
 #pragma unroll
-    for (int box = 0; box < kBlockK / 64; ++box) // cp.async.bulk.tensor: 64 columns of A at a time
+    for (int box = 0; box < kBlockK / 64; ++box) { // cp.async.bulk.tensor: 64 columns of A at a time
       cs::copy_box(tile_a + box * kBlockM * 64, a_map, k_tile + 64 * box, static_cast<int>(block_row),
                    &landed[stage]);
-      // END LAB
+    }
+    // END LAB
 #pragma unroll
     for (int stripe = 0; stripe < kBlockN / 64; ++stripe) {
       if constexpr (kCluster == 1)
