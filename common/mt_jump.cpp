@@ -22,6 +22,15 @@ constexpr std::uint64_t kUpper = 0xFFFFFFFF80000000ull;
 constexpr std::uint64_t kLower = 0x000000007FFFFFFFull;
 constexpr int kDegree = 19937; // n·64 − r: the bits of state that matter
 
+// One step of the recurrence: the new word from the oldest, the next and the middle one. The twist
+// matrix is added where y is odd, as a mask (all ones times y's lowest bit), not a choice: the
+// compiler then makes the 312 steps of a block vector instructions on any x86-64 (a choice needs
+// SSE4.1's 64-bit compare to be), and a block takes a third of the time.
+std::uint64_t twist(std::uint64_t oldest, std::uint64_t next, std::uint64_t middle) {
+  const std::uint64_t y = (oldest & kUpper) | (next & kLower);
+  return middle ^ (y >> 1) ^ (kTwist & (std::uint64_t{0} - (y & 1u)));
+}
+
 // The state as the recurrence sees it one step at a time: 312 words in a ring, `oldest` the next
 // one a step replaces. The jump steps states like this, and adds them word by word.
 struct Ring {
@@ -30,8 +39,7 @@ struct Ring {
   void step() {
     const int next = oldest + 1 == kN ? 0 : oldest + 1;
     const int middle = oldest + kM < kN ? oldest + kM : oldest + kM - kN;
-    const std::uint64_t y = (words[oldest] & kUpper) | (words[next] & kLower);
-    words[oldest] = words[middle] ^ (y >> 1) ^ ((y & 1u) != 0 ? kTwist : 0);
+    words[oldest] = twist(words[oldest], words[next], words[middle]);
     oldest = next;
   }
 };
@@ -112,15 +120,22 @@ Mt19937_64::Mt19937_64(std::seed_seq& sequence) {
 void Mt19937_64::next_block() {
   // Word k of the new block from words k, k + 1 and k + m of the old one, which are already new
   // where k + 1 or k + m wrapped round: the three stretches of the standard library's twist.
-  const auto twist = [](std::uint64_t oldest, std::uint64_t next, std::uint64_t middle) {
-    const std::uint64_t y = (oldest & kUpper) | (next & kLower);
-    return middle ^ (y >> 1) ^ ((y & 1u) != 0 ? kTwist : 0);
-  };
   int k = 0;
   for (; k < kN - kM; ++k) words_[k] = twist(words_[k], words_[k + 1], words_[k + kM]);
   for (; k < kN - 1; ++k) words_[k] = twist(words_[k], words_[k + 1], words_[k + kM - kN]);
   words_[kN - 1] = twist(words_[kN - 1], words_[0], words_[kM - 1]);
   ready_ = 0;
+}
+
+void Mt19937_64::draw(std::uint64_t* out, std::int64_t count) {
+  while (count > 0) {
+    if (ready_ == kWords) next_block();
+    const int taken = static_cast<int>(std::min<std::int64_t>(count, kWords - ready_));
+    for (int i = 0; i < taken; ++i) out[i] = temper(words_[ready_ + i]); // one loop: vector instructions
+    ready_ += taken;
+    out += taken;
+    count -= taken;
+  }
 }
 
 namespace {

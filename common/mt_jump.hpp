@@ -30,6 +30,10 @@ class Mt19937_64 {
     return temper(words_[ready_++]);
   }
 
+  /// The next @p count outputs into @p out: the same values as @p count calls of operator(), made a
+  /// block of 312 at a time (about a fifth of the time, for a matrix of millions).
+  void draw(std::uint64_t* out, std::int64_t count);
+
   /// Moves on by @p count outputs as if they had been drawn, in a time that does not grow with
   /// @p count (a few hundredths of a second for 2^31, after the first call, which also finds φ).
   void jump_ahead(std::uint64_t count);

@@ -77,6 +77,12 @@ void generator_is_the_standard_engine_and_jumps() {
       engine.jump_ahead(skipped);
       for (std::uint64_t i = drawn + skipped; i < drawn + skipped + 400; ++i)
         same = same && engine() == stream[i];
+      // Then draw(): a few, a block and more, from where the calls left off, inside a block or not.
+      std::vector<std::uint64_t> drawn_at_once(5 + 312 + 400);
+      engine.draw(drawn_at_once.data(), 5);
+      engine.draw(drawn_at_once.data() + 5, 312 + 400);
+      for (std::size_t i = 0; i < drawn_at_once.size(); ++i)
+        same = same && drawn_at_once[i] == stream[drawn + skipped + 400 + i];
       EXPECT(same);
     }
   // 2^24 + 5 ahead in two jumps, against the standard engine's own discard().
