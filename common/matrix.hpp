@@ -5,11 +5,16 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace cs {
 
@@ -17,17 +22,44 @@ namespace cs {
 /// for a float, left as the memory had it instead of zeroed. A matrix of 2^31 floats (8.6 GB) is then
 /// first written by the threads that fill it, at once, instead of zeroed by one thread beforehand
 /// (about 5 s on the GPU machine, the most of a test of that size).
+///
+/// On Linux an allocation of 64 MiB or more is aligned to 2 MiB and marked for transparent huge
+/// pages (madvise): its first touch then takes one page fault per 2 MiB instead of one per 4 KiB,
+/// two million fewer for a matrix of 2^31 floats (a few seconds of the kernel's time). Where the
+/// system declines, it has 4 KiB pages as before; nothing else changes.
 template <typename T>
 struct UninitializedAllocator : std::allocator<T> {
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;  ///< the x86-64 huge page
+  static constexpr std::size_t kHugeFrom = std::size_t{64} << 20; ///< from this many bytes
   /// The same allocator for another element type (as std::vector's implementation may ask).
   template <typename U>
   struct rebind {
     using other = UninitializedAllocator<U>; ///< the allocator for U
   };
   UninitializedAllocator() = default;
-  /// Converts from the allocator of another element type (no state to copy).
-  template <typename U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  /// Storage for @p count elements: std::allocator's, or on Linux whole huge pages for a large matrix.
+  T* allocate(std::size_t count) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (count * sizeof(T) >= kHugeFrom) {
+      const std::size_t whole_pages = (count * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage;
+      void* storage = std::aligned_alloc(kHugePage, whole_pages);
+      if (storage == nullptr) throw std::bad_alloc();
+      madvise(storage, whole_pages, MADV_HUGEPAGE); // a hint: declined, the pages are 4 KiB ones
+      return static_cast<T*>(storage);
+    }
+#endif
+    return std::allocator<T>::allocate(count);
+  }
+  /// Gives back what allocate() gave for @p count elements, the way it was taken.
+  void deallocate(T* storage, std::size_t count) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (count * sizeof(T) >= kHugeFrom) {
+      std::free(storage);
+      return;
+    }
+#endif
+    std::allocator<T>::deallocate(storage, count);
+  }
   /// A new element with no initial value: default-initialized (for a float, not written at all).
   template <typename U>
   void construct(U* place) noexcept {
