@@ -37,6 +37,9 @@ struct UninitializedAllocator : std::allocator<T> {
     using other = UninitializedAllocator<U>; ///< the allocator for U
   };
   UninitializedAllocator() = default;
+  /// Converts from the allocator of another element type (no state to copy).
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
   /// Storage for @p count elements: std::allocator's, or on Linux whole huge pages for a large matrix.
   T* allocate(std::size_t count) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

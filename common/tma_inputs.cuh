@@ -89,9 +89,9 @@ struct PaddedInputs {
 /// elements apart (16-byte aligned, as the matrix itself), for copies of boxes of @p box_rows rows
 /// by 64 columns (128 bytes: the widest box the 128-byte swizzle takes), landing in shared memory
 /// with that swizzle; the parts of a box outside the matrix land as zeros. Each request to the L2
-/// is promoted to 128 bytes, a box's row, and no wider: with 256 an H200 took 7% longer at 3000^3
-/// and 2-7% longer at short A, where B streams. Encoded by the driver's cuTensorMapEncodeTiled,
-/// which checks every limit.
+/// is promoted to 128 bytes, a box's row, and no wider (256 was slower where rows cross lines and
+/// where B streams: chapter 17). Encoded by the driver's cuTensorMapEncodeTiled, which checks every
+/// limit.
 inline CUtensorMap tile_map(const __nv_bfloat16* matrix, std::int64_t rows, std::int64_t cols,
                             std::int64_t pitch, int box_rows) {
   CUtensorMap map;
