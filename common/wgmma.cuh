@@ -82,10 +82,11 @@ __device__ __forceinline__ void pin_sums(float (&sums)[kCount]) {
 ///   sums[4j + 2], sums[4j + 3] = C[16w + g + 8][8j + 2q], C[16w + g + 8][8j + 2q + 1]
 /// (mma.sync's 16 x 8 piece, kN / 8 of them side by side). The instruction returns before it has
 /// read the tiles or written the sums: until a wgmma.wait_group has seen its group finish, neither
-/// the tiles nor @p sums may be touched.
+/// the tiles nor @p sums may be touched. N = 192 (96 sums a thread) is stage 26's, for tiles 192
+/// columns wide.
 template <int kN>
 __device__ __forceinline__ void wgmma_64xNx16(float (&sums)[kN / 2], std::uint64_t a, std::uint64_t b) {
-  static_assert(kN == 64 || kN == 128 || kN == 256, "written out for N = 64, 128 and 256");
+  static_assert(kN == 64 || kN == 128 || kN == 192 || kN == 256, "written out for N = 64, 128, 192 and 256");
   // The operands: the kN / 2 sums (read and written), the two descriptors, and 1 for "scale-d", the
   // predicate that makes it D = A·B + D rather than D = A·B. The four immediates: A and B not negated
   // (1, 1), A not transposed (0), B transposed (1).
@@ -127,6 +128,14 @@ __device__ __forceinline__ void wgmma_64xNx16(float (&sums)[kN / 2], std::uint64
           "+f"(sums[50]), "+f"(sums[51]), "+f"(sums[52]), "+f"(sums[53]), "+f"(sums[54]),
           "+f"(sums[55]), "+f"(sums[56]), "+f"(sums[57]), "+f"(sums[58]), "+f"(sums[59]),
           "+f"(sums[60]), "+f"(sums[61]), "+f"(sums[62]), "+f"(sums[63])
+        : "l"(a), "l"(b), "r"(1));
+  else if constexpr (kN == 192)
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+        "}, %96, %97, accumulate, 1, 1, 0, 1;\n}\n"
+        : "+f"(sums[0]), "+f"(sums[1]), "+f"(sums[2]), "+f"(sums[3]), "+f"(sums[4]), "+f"(sums[5]), "+f"(sums[6]), "+f"(sums[7]), "+f"(sums[8]), "+f"(sums[9]), "+f"(sums[10]), "+f"(sums[11]), "+f"(sums[12]), "+f"(sums[13]), "+f"(sums[14]), "+f"(sums[15]), "+f"(sums[16]), "+f"(sums[17]), "+f"(sums[18]), "+f"(sums[19]), "+f"(sums[20]), "+f"(sums[21]), "+f"(sums[22]), "+f"(sums[23]), "+f"(sums[24]), "+f"(sums[25]), "+f"(sums[26]), "+f"(sums[27]), "+f"(sums[28]), "+f"(sums[29]), "+f"(sums[30]), "+f"(sums[31]), "+f"(sums[32]), "+f"(sums[33]), "+f"(sums[34]), "+f"(sums[35]), "+f"(sums[36]), "+f"(sums[37]), "+f"(sums[38]), "+f"(sums[39]), "+f"(sums[40]), "+f"(sums[41]), "+f"(sums[42]), "+f"(sums[43]), "+f"(sums[44]), "+f"(sums[45]), "+f"(sums[46]), "+f"(sums[47]), "+f"(sums[48]), "+f"(sums[49]), "+f"(sums[50]), "+f"(sums[51]), "+f"(sums[52]), "+f"(sums[53]), "+f"(sums[54]), "+f"(sums[55]), "+f"(sums[56]), "+f"(sums[57]), "+f"(sums[58]), "+f"(sums[59]), "+f"(sums[60]), "+f"(sums[61]), "+f"(sums[62]), "+f"(sums[63]), "+f"(sums[64]), "+f"(sums[65]), "+f"(sums[66]), "+f"(sums[67]), "+f"(sums[68]), "+f"(sums[69]), "+f"(sums[70]), "+f"(sums[71]), "+f"(sums[72]), "+f"(sums[73]), "+f"(sums[74]), "+f"(sums[75]), "+f"(sums[76]), "+f"(sums[77]), "+f"(sums[78]), "+f"(sums[79]), "+f"(sums[80]), "+f"(sums[81]), "+f"(sums[82]), "+f"(sums[83]), "+f"(sums[84]), "+f"(sums[85]), "+f"(sums[86]), "+f"(sums[87]), "+f"(sums[88]), "+f"(sums[89]), "+f"(sums[90]), "+f"(sums[91]), "+f"(sums[92]), "+f"(sums[93]), "+f"(sums[94]), "+f"(sums[95])
         : "l"(a), "l"(b), "r"(1));
   else
     asm volatile(
