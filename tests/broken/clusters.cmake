@@ -18,10 +18,10 @@ if(TARGET 24_clusters)
   cs_add_broken_copy(clusters_multicast_to_self 24_clusters PARAMS 128x256x64/s4 64x128x64/s8
     FIND "(1u << kCluster) - 1)" REPLACE "1u << rank)")
   add_test(NAME broken_clusters_multicast_to_self.caught_264x200x1000
-           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10
+           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6
                    $<TARGET_FILE:broken_clusters_multicast_to_self> --m 264 --n 200 --k 1000 --cluster 2 --params 128x256x64/s4 --reps 1)
   add_test(NAME broken_clusters_multicast_to_self.caught_64_rows_128x200x1000
-           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10
+           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6
                    $<TARGET_FILE:broken_clusters_multicast_to_self> --m 128 --n 200 --k 1000 --cluster 2 --params 64x128x64/s8 --reps 1)
   set_tests_properties(broken_clusters_multicast_to_self.caught_264x200x1000
                        broken_clusters_multicast_to_self.caught_64_rows_128x200x1000 PROPERTIES LABELS gpu COST 20

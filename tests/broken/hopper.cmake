@@ -64,7 +64,7 @@ if(TARGET 17_tma)
   # bytes to expect: only the A tile's, so a phase can complete before B has landed, and B's bytes
   # then count against the next one. Either may show as wrong sums or as a kernel that never
   # finishes (a phase that never completes): each seen so far has hung, at every size where the
-  # ring goes round (phase) or at all (bytes). The test passes on either, within 10 s (the correct
+  # ring goes round (phase) or at all (bytes). The test passes on either, within 6 s (the correct
   # stage takes a second or two there).
   cs_add_broken_copy(tma_phase_kept 17_tma PARAMS 256x128x64/s4 FIND "phase ^= 1;" REPLACE "phase ^= 0;")
   cs_add_broken_copy(tma_expect_a_only 17_tma PARAMS 256x128x64/s4
@@ -80,7 +80,7 @@ if(TARGET 17_tma)
                   ARGS --m 131 --n 67 --k 71 --reps 1 --warmup 0 PASS_REGEX "misaligned address")
   foreach(broken tma_phase_kept tma_expect_a_only)
     add_test(NAME broken_${broken}.caught_264x136x1000
-             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
+             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6 $<TARGET_FILE:broken_${broken}>
                      --m 264 --n 136 --k 1000 --reps 1)
     set_tests_properties(broken_${broken}.caught_264x136x1000 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
@@ -109,7 +109,7 @@ if(TARGET 18_warp_specialized)
     FIND "init_barrier(&freed[s], kConsumers * 4)" REPLACE "init_barrier(&freed[s], 1)")
   foreach(broken ws_producer_parity ws_freed_count)
     add_test(NAME broken_${broken}.caught_264x136x1000
-             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
+             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6 $<TARGET_FILE:broken_${broken}>
                      --m 264 --n 136 --k 1000 --reps 1)
     set_tests_properties(broken_${broken}.caught_264x136x1000 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
@@ -134,7 +134,7 @@ if(TARGET 19_persistent)
     FIND "\n    take_tile(tile)" REPLACE "\n    stage = phase = previous = 0, take_tile(tile)")
   foreach(broken persistent_last_kept persistent_ring_restart)
     add_test(NAME broken_${broken}.caught_131x300x300
-             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10 $<TARGET_FILE:broken_${broken}>
+             COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6 $<TARGET_FILE:broken_${broken}>
                      --m 131 --n 300 --k 300 --blocks 2 --reps 1)
     set_tests_properties(broken_${broken}.caught_131x300x300 PROPERTIES LABELS gpu COST 20 SKIP_RETURN_CODE 77
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")

@@ -23,7 +23,7 @@ if(TARGET 25_wide_k_steps)
   cs_add_broken_copy(wide_k_one_box_of_a 25_wide_k_steps PARAMS 64x64x128/s6 128x256x64/s4
     FIND "box < kBlockK / 64" REPLACE "box < 1")
   add_test(NAME broken_wide_k_one_box_of_a.caught_64x300x256
-           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 10
+           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6
                    $<TARGET_FILE:broken_wide_k_one_box_of_a> --m 64 --n 300 --k 256 --params 64x64x128/s6 --reps 1)
   set_tests_properties(broken_wide_k_one_box_of_a.caught_64x300x256 PROPERTIES LABELS gpu COST 20
                        SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
