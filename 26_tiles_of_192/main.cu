@@ -147,8 +147,8 @@ int cluster_for(const cs::TileSizes& tile, const cs::MatmulShape& shape, const s
                 double l2_bytes) {
   if (option != "auto") return std::stoi(option);
   int blocks = 1;
-  // LAB 26.pairs: 2 where pairs take the tile and the L2 needs them (two rows of such tiles), or B does (64
-  // rows) LAB-STUB: static_cast<void>(tile), static_cast<void>(shape), static_cast<void>(l2_bytes);
+  // LAB 26.pairs: 2 where pairs take the tile and the L2 (two rows of tiles) or B needs them
+  // LAB-STUB: static_cast<void>(tile), static_cast<void>(shape), static_cast<void>(l2_bytes);
   if (pairs_take(tile) && tile.block_m >= 128)
     blocks = l2_needs_pairs(shape) && shape.m > tile.block_m ? 2 : 1;
   else if (pairs_take(tile))
@@ -761,7 +761,7 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
       cluster > 1
           ? "in clusters of two: each \"block\" above is a pair of blocks, each \"tile\" the two tiles one "
             "above the other that they take, block r of the pair the r-th; each copies its A tile and "
-            "half of the B tile's stripes, landing in both"
+            "every other stripe of the B tile (of three, the first block two), landing in both"
           : "every block alone (a cluster of one): its own copies of A and B");
   launch.notes.push_back(cs::input_maps_note(shape, true));
   launch.index_width_from_host = false;
