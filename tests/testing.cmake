@@ -125,11 +125,20 @@ function(cs_lab_gate test)
   set_tests_properties(${test} PROPERTIES TIMEOUT ${CUDA_STAGES_LAB_GPU_TIMEOUT})
 endfunction()
 
-# cs_add_run_test(<name> <target> [GPU] [ARGS args...] [PASS_REGEX regex]): runs the stage; it
-# passes when the stage exits 0 (every verified variant matched the reference).
+# cs_add_run_test(<name> <target> [GPU] [ARGS args...] [PASS_REGEX regex | CAUGHT_REGEX regex]):
+# runs the stage; it passes when the stage exits 0 (every verified variant matched the reference)
+# and, with PASS_REGEX, its output also matches the regex (tests/run_matching.sh: CTest's
+# PASS_REGULAR_EXPRESSION alone would let a run whose check failed pass on its launch or plan line).
+# CAUGHT_REGEX is for a broken copy (tests/broken): it passes when the output matches, whatever the
+# exit code (not 0 then), so that a failure the regex does not name (a crash) is not taken as caught.
 function(cs_add_run_test name target)
-  cmake_parse_arguments(ARG "GPU" "PASS_REGEX" "ARGS" ${ARGN})
-  add_test(NAME ${name} COMMAND ${target} ${ARG_ARGS})
+  cmake_parse_arguments(ARG "GPU" "PASS_REGEX;CAUGHT_REGEX" "ARGS" ${ARGN})
+  if(ARG_PASS_REGEX)
+    add_test(NAME ${name} COMMAND bash "${PROJECT_SOURCE_DIR}/tests/run_matching.sh" "${ARG_PASS_REGEX}"
+                                  $<TARGET_FILE:${target}> ${ARG_ARGS})
+  else()
+    add_test(NAME ${name} COMMAND ${target} ${ARG_ARGS})
+  endif()
   if(ARG_GPU)
     set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                          SKIP_REGULAR_EXPRESSION "${CUDA_STAGES_NO_GPU_REGEX}")
@@ -137,8 +146,8 @@ function(cs_add_run_test name target)
   else()
     set_tests_properties(${name} PROPERTIES LABELS cpu)
   endif()
-  if(ARG_PASS_REGEX)
-    set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${ARG_PASS_REGEX}")
+  if(ARG_CAUGHT_REGEX)
+    set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${ARG_CAUGHT_REGEX}")
   endif()
 endfunction()
 

@@ -14,7 +14,7 @@ if(TARGET 12_bf16_inputs)
     REPLACE "kKernels.find(params, p.n % 4 == 0 && p.k % 4 == 0)")
   cs_add_run_test(broken_bf16_chunks_of_four.caught_40x36x44 broken_bf16_chunks_of_four GPU
                   ARGS --m 40 --n 36 --k 44 --params 128x128x32/64x32/8x8/s3 --reps 1 --warmup 0
-                  PASS_REGEX "misaligned address")
+                  CAUGHT_REGEX "misaligned address")
   # The two halves of A's pair crossed: A[row][i] multiplied by row i + 1 of B and A[row][i + 1] by
   # row i. Every term is a real product of the inputs, so no value is out of range: only the sums are
   # wrong, at an aligned size (16-byte copies) and an odd one (2-byte copies).
@@ -23,5 +23,5 @@ if(TARGET 12_bf16_inputs)
     FIND "sums[r][cc] += fragment_a[r].y * fragment_b[1][cc]" REPLACE "sums[r][cc] += fragment_a[r].y * fragment_b[0][cc]")
   cs_add_run_test(broken_bf16_pair_crossed.caught_aligned_and_odd broken_bf16_pair_crossed GPU
                   ARGS --m 136 --n 72 --k 88 --also 37x29x53 --params 128x128x32/64x32/8x8/s3 --reps 1
-                  PASS_REGEX "Result = FAIL.*Result = FAIL")
+                  CAUGHT_REGEX "Result = FAIL.*Result = FAIL")
 endif()

@@ -9,9 +9,9 @@ if(TARGET 24_clusters)
   cs_add_broken_copy(clusters_same_rows 24_clusters PARAMS 128x256x64/s4 64x128x64/s8
     FIND "* kCluster + rank) * kBlockM" REPLACE "* kCluster) * kBlockM")
   cs_add_run_test(broken_clusters_same_rows.caught_264x200x136 broken_clusters_same_rows GPU
-                  ARGS --m 264 --n 200 --k 136 --cluster 2 --params 128x256x64/s4 --reps 1 --warmup 0 PASS_REGEX "Result = FAIL")
+                  ARGS --m 264 --n 200 --k 136 --cluster 2 --params 128x256x64/s4 --reps 1 --warmup 0 CAUGHT_REGEX "Result = FAIL")
   cs_add_run_test(broken_clusters_same_rows.caught_64_rows_128x200x136 broken_clusters_same_rows GPU
-                  ARGS --m 128 --n 200 --k 136 --cluster 2 --params 64x128x64/s8 --reps 1 --warmup 0 PASS_REGEX "Result = FAIL")
+                  ARGS --m 128 --n 200 --k 136 --cluster 2 --params 64x128x64/s8 --reps 1 --warmup 0 CAUGHT_REGEX "Result = FAIL")
   # Each block's stripes of B land in its own shared memory only: the other block's barrier waits
   # for bytes that never come. The kernel hangs (or fails): hang_or_fail.sh, as for stage 17's.
   # Both pair instances, 128-row and 64-row tiles, at a test each.
@@ -37,5 +37,5 @@ if(TARGET 24_clusters)
   # the TMA's writes into another block). Six runs of 3000^3 in one process: any FAIL catches it.
   cs_add_run_test(broken_clusters_free_own_block.caught_3000 broken_clusters_free_own_block GPU
                   ARGS --size 3000 --also 3000x3000x3000,3000x3000x3000,3000x3000x3000,3000x3000x3000,3000x3000x3000
-                  --cluster 2 --params 128x256x64/s4 --reps 1 --check sample PASS_REGEX "Result = FAIL")
+                  --cluster 2 --params 128x256x64/s4 --reps 1 --check sample CAUGHT_REGEX "Result = FAIL")
 endif()

@@ -24,7 +24,7 @@ if(TARGET 15_wgmma)
     # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
     cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
                     ARGS --m 136 --n 72 --k 88 --also 131x67x71 --reps 1
-                    PASS_REGEX "Result = FAIL.*Result = FAIL")
+                    CAUGHT_REGEX "Result = FAIL.*Result = FAIL")
   endforeach()
 endif()
 
@@ -42,10 +42,10 @@ if(TARGET 16_wgmma_async)
   # which does not watch wgmma's reads. Caught in every run at these sizes so far (at 1024^3 the
   # largest error was a tenth of the sum of |a*b|, the scale the tolerance is a small fraction of).
   cs_add_run_test(broken_wa_ring_ahead.caught_1024 broken_wa_ring_ahead GPU
-                  ARGS --size 1024 --params 128x256x64/s4 --reps 1 PASS_REGEX "Result = FAIL")
+                  ARGS --size 1024 --params 128x256x64/s4 --reps 1 CAUGHT_REGEX "Result = FAIL")
   cs_add_run_test(broken_wa_ring_ahead.caught_long_k broken_wa_ring_ahead GPU
                   ARGS --m 2048 --n 2048 --k 8192 --params 128x256x64/s3 --check sample --reps 1
-                  PASS_REGEX "Result = FAIL")
+                  CAUGHT_REGEX "Result = FAIL")
 endif()
 
 if(TARGET 17_tma)
@@ -57,7 +57,7 @@ if(TARGET 17_tma)
     string(REPLACE "|" ";" mnk "${size}")
     list(POP_FRONT mnk m n k)
     cs_add_run_test(broken_tma_map_unswizzled.caught_${m}x${n}x${k} broken_tma_map_unswizzled GPU
-                    ARGS --m ${m} --n ${n} --k ${k} --reps 1 PASS_REGEX "Result = FAIL")
+                    ARGS --m ${m} --n ${n} --k ${k} --reps 1 CAUGHT_REGEX "Result = FAIL")
   endforeach()
   # The barriers' phase: kept at 0 instead of flipping each time the ring goes round, so from the
   # second round on the wait asks for a phase that completed long ago and returns at once; and the
@@ -77,7 +77,7 @@ if(TARGET 17_tma)
   cs_add_broken_copy(padded_copy_words_anywhere 17_tma PARAMS 256x128x64/s4 IN common/tma_inputs.cuh
     FIND " && reinterpret_cast<std::uintptr_t>(from + at) % 4 == 0" REPLACE "")
   cs_add_run_test(broken_padded_copy_words_anywhere.caught_131x67x71 broken_padded_copy_words_anywhere GPU
-                  ARGS --m 131 --n 67 --k 71 --reps 1 --warmup 0 PASS_REGEX "misaligned address")
+                  ARGS --m 131 --n 67 --k 71 --reps 1 --warmup 0 CAUGHT_REGEX "misaligned address")
   foreach(broken tma_phase_kept tma_expect_a_only)
     add_test(NAME broken_${broken}.caught_264x136x1000
              COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/hang_or_fail.sh" 6 $<TARGET_FILE:broken_${broken}>
@@ -95,10 +95,10 @@ if(TARGET 18_warp_specialized)
     FIND "if (t > 0 && lane == 0) cs::arrive(&freed[previous])" REPLACE "static_cast<void>(previous)"
     FIND "multiply_stage(stage)" REPLACE "multiply_stage(stage), lane == 0 ? cs::arrive(&freed[stage]) : void()")
   cs_add_run_test(broken_ws_freed_early.caught_1024 broken_ws_freed_early GPU
-                  ARGS --size 1024 --reps 1 PASS_REGEX "Result = FAIL")
+                  ARGS --size 1024 --reps 1 CAUGHT_REGEX "Result = FAIL")
   cs_add_run_test(broken_ws_freed_early.caught_long_k broken_ws_freed_early GPU
                   ARGS --m 2048 --n 2048 --k 8192 --params 128x256x64/s3 --check sample --reps 1
-                  PASS_REGEX "Result = FAIL")
+                  CAUGHT_REGEX "Result = FAIL")
   # The producer's wait asks for the parity of the phase it is in, not of the one before: on fresh
   # barriers no phase has completed, so it waits forever; and a freed barrier that counts one
   # arrival instead of one per consumer warp, so its phases run ahead of the buffers it stands for.
@@ -122,7 +122,7 @@ if(TARGET 19_persistent)
   cs_add_broken_copy(persistent_sums_kept 19_persistent PARAMS 128x256x64/s4
     FIND "for (float& sum : sums) sum = 0.0f" REPLACE "for (float& sum : sums) static_cast<void>(sum)")
   cs_add_run_test(broken_persistent_sums_kept.caught_131x300x200 broken_persistent_sums_kept GPU
-                  ARGS --m 131 --n 300 --k 200 --blocks 3 --reps 1 PASS_REGEX "Result = FAIL")
+                  ARGS --m 131 --n 300 --k 200 --blocks 3 --reps 1 CAUGHT_REGEX "Result = FAIL")
   # The last buffer of a tile never handed back (stage 18's kernel ended there): the producer, a
   # round of the ring later, waits for a phase of it that never completes; and the consumers' ring
   # restarted at buffer 0, phase 0 for each tile while the producer's runs on, so from a block's
@@ -149,13 +149,13 @@ if(TARGET 20_split_k)
   cs_add_broken_copy(split_k_no_wait 20_split_k PARAMS 128x256x64/s4 FIND "cs::wait_for_flag(flag)" REPLACE "static_cast<void>(flag)")
   cs_add_run_test(broken_split_k_no_wait.caught_128x256x640 broken_split_k_no_wait GPU
                   ARGS --m 128 --n 256 --k 640 --blocks 3 --split always --reps 1 --warmup 0
-                  PASS_REGEX "Result = FAIL")
+                  CAUGHT_REGEX "Result = FAIL")
   # The last block holding a piece of the tile left out of the gathering: its k-tiles are missing
   # (four tiles on three blocks: the fourth is split in three).
   cs_add_broken_copy(split_k_gather_short 20_split_k PARAMS 128x256x64/s4
     FIND "block < static_cast<int>(blockIdx.x) + parts" REPLACE "block < static_cast<int>(blockIdx.x) + parts - 1")
   cs_add_run_test(broken_split_k_gather_short.caught_131x300x200 broken_split_k_gather_short GPU
-                  ARGS --m 131 --n 300 --k 200 --blocks 3 --split always --reps 1 PASS_REGEX "Result = FAIL")
+                  ARGS --m 131 --n 300 --k 200 --blocks 3 --split always --reps 1 CAUGHT_REGEX "Result = FAIL")
   # The flag of a piece not lowered after the gathering block has read it: the next launch finds it
   # raised, and reads the slot before the block holding the piece has written it again. Each
   # launch on its own is right, and so is a second launch on the same inputs (the slot holds the
@@ -166,14 +166,14 @@ if(TARGET 20_split_k)
     FIND "if (lane == 0) *flag = 0" REPLACE "static_cast<void>(flag)")
   cs_add_run_test(broken_split_k_flag_kept.caught_128x256x640 broken_split_k_flag_kept GPU
                   ARGS --m 128 --n 256 --k 640 --blocks 3 --split always --reps 1 --warmup 0
-                  PASS_REGEX "Result = FAIL")
+                  CAUGHT_REGEX "Result = FAIL")
   # A shifted row of C (n odd) where the fourth lane of each four takes column 2q + 2 from the next
   # lane, as the others do, instead of from the first lane's next 8 columns: every eighth column of
   # every other row wrong.
   cs_add_broken_copy(split_k_shuffle_wrong_lane 20_split_k PARAMS 128x256x64/s4 IN common/store_pair.cuh
     FIND "next = q == 3 ? next_eight : next_lane" REPLACE "next = next_lane + 0.0f * next_eight")
   cs_add_run_test(broken_split_k_shuffle_wrong_lane.caught_131x67x71 broken_split_k_shuffle_wrong_lane GPU
-                  ARGS --m 131 --n 67 --k 71 --reps 1 PASS_REGEX "Result = FAIL")
+                  ARGS --m 131 --n 67 --k 71 --reps 1 CAUGHT_REGEX "Result = FAIL")
 endif()
 
 if(TARGET 21_tma_store)
@@ -189,7 +189,7 @@ if(TARGET 21_tma_store)
   foreach(broken tma_store_no_read_wait tma_store_no_fence)
     cs_add_run_test(broken_${broken}.caught_2056x4096x64 broken_${broken} GPU
                     ARGS --m 2056 --n 4096 --k 64 --also 1104x1304x344 --blocks 3 --reps 1 --warmup 0
-                    PASS_REGEX "Result = FAIL")
+                    CAUGHT_REGEX "Result = FAIL")
   endforeach()
 endif()
 
@@ -202,7 +202,7 @@ if(TARGET 22_unaligned_rows)
   cs_add_broken_copy(unaligned_rows_past_row_end 22_unaligned_rows PARAMS 128x256x64/s4
     FIND "if (first_row + row < m && col < n)" REPLACE "if (first_row + row < m)")
   cs_add_run_test(broken_unaligned_rows_past_row_end.caught_131x301x71 broken_unaligned_rows_past_row_end GPU
-                  ARGS --m 131 --n 301 --k 71 --blocks 1 --reps 1 --warmup 0 PASS_REGEX "Result = FAIL")
+                  ARGS --m 131 --n 301 --k 71 --blocks 1 --reps 1 --warmup 0 CAUGHT_REGEX "Result = FAIL")
   # - no __syncwarp between the lanes' writes of a piece to the staging buffer and their reads of
   #   whole rows, which other lanes wrote: a race within the warp.
   cs_add_broken_copy(unaligned_rows_no_syncwarp 22_unaligned_rows PARAMS 128x256x64/s4

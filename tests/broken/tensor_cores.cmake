@@ -22,7 +22,7 @@ if(TARGET 13_tensor_cores)
     # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
     cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
                     ARGS --m 136 --n 72 --k 88 --also 37x29x53 --reps 1
-                    PASS_REGEX "Result = FAIL.*Result = FAIL")
+                    CAUGHT_REGEX "Result = FAIL.*Result = FAIL")
   endforeach()
 endif()
 
@@ -41,7 +41,7 @@ if(TARGET 14_ldmatrix_swizzle)
     # Both sizes in one process: each must fail (two RESULT lines that say FAIL).
     cs_add_run_test(broken_${broken}.caught_aligned_and_odd broken_${broken} GPU
                     ARGS --m 136 --n 72 --k 200 --also 37x29x53 --reps 1
-                    PASS_REGEX "Result = FAIL.*Result = FAIL")
+                    CAUGHT_REGEX "Result = FAIL.*Result = FAIL")
   endforeach()
   # The ring's wait left out: a step passes the barrier and reads its tile with no cp.async.wait_group
   # first, so this thread's copies of it may not have landed. A race: in the development runs on the

@@ -12,7 +12,7 @@ cs_add_run_test(broken_vectorized.control_passes broken_vectorized GPU ARGS --va
 # reaches C: the verification must report FAIL (on the report's line, so that a crash does not
 # count as caught).
 cs_add_run_test(broken_vectorized.no_row_end_check_caught broken_vectorized GPU
-                ARGS --variant no-row-end-check PASS_REGEX "Result = FAIL")
+                ARGS --variant no-row-end-check CAUGHT_REGEX "Result = FAIL")
 
 # Under memcheck, with A and B allocated exactly: the unguarded loads leave the allocations, and
 # memcheck reports them whatever they read; the stage's kernel, under the same conditions, is clean.

@@ -15,7 +15,7 @@ if(TARGET 25_wide_k_steps)
     list(POP_FRONT mnk m n k)
     cs_add_run_test(broken_wide_k_first_box_twice.caught_${m}x${n}x${k} broken_wide_k_first_box_twice GPU
                     ARGS --m ${m} --n ${n} --k ${k} --params 64x64x128/s6 --reps 1 --warmup 0
-                    PASS_REGEX "Result = FAIL")
+                    CAUGHT_REGEX "Result = FAIL")
   endforeach()
   # The producer copies one box of A a buffer, as if a buffer held 64 columns of K, while the barrier
   # still expects the whole buffer's bytes: the first buffer never lands, and the consumers wait on it

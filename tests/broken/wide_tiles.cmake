@@ -26,7 +26,7 @@ if(TARGET 26_tiles_of_192)
     FIND "cs::wait_stores_read<kStaging - 1>()" REPLACE "cs::wait_stores_read<1>()")
   cs_add_run_test(broken_wide_tiles_one_buffer_wait_of_two.caught_2000x2000x200 broken_wide_tiles_one_buffer_wait_of_two GPU
                   ARGS --m 2000 --n 2000 --k 200 --also 2000x2000x200
-                  --cluster 1 --params 192x192x64/s4 --reps 1 --check full PASS_REGEX "Result = FAIL")
+                  --cluster 1 --params 192x192x64/s4 --reps 1 --check full CAUGHT_REGEX "Result = FAIL")
   # Two staging buffers whatever the ring leaves: the host asks for one per consumer warpgroup beside
   # four buffers of 192 x 192 (217 KB), and the kernel writes the second past the end of its shared
   # memory. The GPU stops the kernel (an illegal address), or C comes out wrong.
@@ -35,5 +35,5 @@ if(TARGET 26_tiles_of_192)
     REPLACE "constexpr int kStaging = 2")
   cs_add_run_test(broken_wide_tiles_two_staging_buffers.caught_400x392x200 broken_wide_tiles_two_staging_buffers GPU
                   ARGS --m 400 --n 392 --k 200 --cluster 1 --params 192x192x64/s4 --reps 1 --warmup 0
-                  PASS_REGEX "Result = FAIL|cudaError[A-Za-z]+")
+                  CAUGHT_REGEX "Result = FAIL|cudaError[A-Za-z]+")
 endif()
