@@ -204,9 +204,9 @@ endfunction()
 #                     [SANITIZER_ALSO MxNxK,...] [SANITIZER_ARGS args...]): the tests every
 # matrix-multiply stage runs, whatever its kernel: the default problem (the original tutorial's
 # 1000 x 1000 x 1000, a multiple of no tile), 1 x 1 x 1, odd and prime shapes, rectangles thin in
-# each direction, a sampled check, the JSON report (its text must also match JSON_REGEX when
-# given), compute-sanitizer at a small odd size, and matrices of more than 2^31 elements (64-bit
-# offsets). LARGE_B_ROWS: B's large problem has n x n elements with this n instead of 46341 (46344,
+# each direction, the JSON report (its text must also match JSON_REGEX when given),
+# compute-sanitizer at a small odd size, and matrices of more than 2^31 elements (64-bit offsets,
+# and the sampled check). LARGE_B_ROWS: B's large problem has n x n elements with this n instead of 46341 (46344,
 # a multiple of 8, or 46400, of 64), for a stage whose aligned path needs it more (the odd rows are
 # then left to C's large problem, the cheaper one). LARGE_ALSO: more problems past 2^31 elements in
 # the same process, for a stage whose aligned rows take another path. SANITIZER_ALSO: more sizes the
@@ -220,11 +220,11 @@ endfunction()
 function(cs_add_matmul_tests target)
   cmake_parse_arguments(ARG "" "JSON_REGEX;SANITIZER_ALSO;LARGE_B_ROWS;LARGE_ALSO" "SANITIZER_ARGS" ${ARGN})
   # The stage as a learner first runs it, with no options, then 1 x 1 x 1, a small odd one, a single
-  # row, a single column, odd and prime sizes and a square multiple of every tile.
+  # row, a single column, odd and prime sizes and a square multiple of every tile, each with its JSON
+  # report (whose text must match JSON_REGEX too). The sampled check is the one the problems past
+  # 2^31 elements take (--check auto), below.
   cs_add_run_test(${target}.shapes ${target} GPU
-                  ARGS --also 1x1x1,17x33x9,1x4097x3,257x1x513,1023x517x771,1024x1024x1024)
-  # The sampled check, and the JSON report of it (its text must match JSON_REGEX too).
-  cs_add_run_test(${target}.sampled_json ${target} GPU ARGS --m 1100 --n 1000 --k 999 --reps 2 --check sample --json
+                  ARGS --also 1x1x1,17x33x9,1x4097x3,257x1x513,1023x517x771,1024x1024x1024 --json
                   PASS_REGEX "\\{\"stage\":\"${target}\".*\"result\":\"PASS\"${ARG_JSON_REGEX}")
   set(sanitizer_also "")
   if(ARG_SANITIZER_ALSO)
