@@ -4,7 +4,8 @@
 # With stand-in compilers (no GPU, no nvcc needed): a compile whose output reports a "Potential
 # Performance Loss" fails and leaves no object; a clean one passes, its object kept. With <nvcc>:
 # stage 20 with its pin_sums call left out (one kernel instance, the unaligned one, whose shuffled
-# stores read the sums) must fail to build, ptxas naming C7514.
+# stores read the sums) must fail to build, ptxas naming C7514, compiled as the build compiles
+# (--split-compile: on several threads).
 set -u
 root=$1
 nvcc=${2:-}
@@ -41,7 +42,7 @@ if [[ -n $nvcc ]]; then
     { print }' >"$work/main.cu"
   grep -q 'cs::pin_sums' "$work/main.cu" && { echo "FAIL: the pin is still there"; exit 1; }
   check "stage 20 without pin_sums fails to build (C7514)" 1 bash "$guard" "$nvcc" -I"$root/common" -O3 \
-    -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c "$work/main.cu" -o "$work/main.o"
+    -std=c++17 -gencode=arch=compute_90a,code=sm_90a --split-compile=0 -c "$work/main.cu" -o "$work/main.o"
   grep -q 'C7514' "$work/out" || { echo "FAIL: no C7514 named"; cat "$work/out"; failed=1; }
 fi
 exit $failed
