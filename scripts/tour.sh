@@ -80,9 +80,11 @@ outcomes=() # one per stage of the plan, for tour.meta.json: stage|args|changed|
 device_lines=""  # the first GPU stage's description of its device
 for entry in "${plan[@]}"; do
   IFS='|' read -r stage args changed <<<"$entry"
-  if ((quick)); then # small sizes: 01 at 300, the matrix products at 512, transpose 2048, dot 2^22
+  if ((quick)); then # small sizes: 01 at 300, the matrix products at 512 (515 and 600 for the odd
+    # 4099 and 3000, n and k of 1024), transpose 2048, dot 2^22
     args=$(sed -e 's/--size 1000/--size 300/; s/--size 4096/--size 512/; s/--size 8192/--size 2048/' \
-      -e 's/--n 8192 --k 8192/--n 1024 --k 1024/' \
+      -e 's/--size 4099/--size 515/; s/--size 3000/--size 600/' \
+      -e 's/--n 8192 --k 8192/--n 1024 --k 1024/; s/--n 4096 --k 4096/--n 1024 --k 1024/' \
       -e 's/--n 268435456/--n 4194304/' <<<"$args")
   fi
   index=$((index + 1))
