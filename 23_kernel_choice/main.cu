@@ -8,7 +8,7 @@
 // stage 22's, unchanged, in more instances (64-row tiles for short A, 64-column for narrow C).
 //
 // Run:  23_kernel_choice --m 128 --n 8192 --k 8192          (the rule's choice; --plan says why)
-//       23_kernel_choice --size 4096 --params 128x128x64/s4 (an instance forced; the rule still splits)
+//       23_kernel_choice --size 4096 --params 128x128x64/s6 (an instance forced; the rule still splits)
 //       (--plan: print the launch and exit, no GPU needed; --help: every option)
 // Everything but the kernel and its launch is the host flow every matmul stage shares
 // (common/matmul_flow.cu: parse, generate, copy, time, verify, cuBLAS, report). wgmma exists on
@@ -183,7 +183,6 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
     if (a_streams_through_l2(shape, machine))
       prefer(candidates, [&](const Candidate& candidate) { return spans_columns(candidate, shape); });
   }
-  if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
     for (const char* way : {"never", "always"})
@@ -506,16 +505,14 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
 }
 
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
-/// Stage 22's five; 128 x 128 in six buffers, the shared memory that four leave unused; two of 64 rows
-/// (one consumer warpgroup) for short A, one of 64 columns for narrow C, and one of 64 x 64 for either.
+/// The rule's candidates alone (stage 22's other four sets, which it never weighs, are left out: the
+/// stage's compile waits for every instance): 128 x 256 in four buffers; 128 x 128 in six, the shared
+/// memory that four leave unused; two of 64 rows (one consumer warpgroup) for short A, one of 64
+/// columns for narrow C, and one of 64 x 64 for either.
 const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
                                std::int64_t, int, int, float*, int*)>
     kKernels = {
         {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true>, matmul_wgmma<128, 256, 64, 4, false>},
-        {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true>, matmul_wgmma<128, 256, 64, 3, false>},
-        {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true>, matmul_wgmma<128, 128, 64, 3, false>},
-        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true>, matmul_wgmma<128, 128, 64, 4, false>},
-        {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
         {"128x128x64/s6", matmul_wgmma<128, 128, 64, 6, true>, matmul_wgmma<128, 128, 64, 6, false>},
         {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true>, matmul_wgmma<64, 256, 64, 5, false>},
         {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},

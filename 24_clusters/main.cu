@@ -242,7 +242,7 @@ std::vector<Estimate> rank(const std::string& params, const std::string& split, 
                            machine.l2_bytes) == 2;
       });
   }
-  if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // forced: 256 x 128's
+  if (candidates.empty()) candidates.push_back({params.c_str(), 0.69, 4.2}); // none: refused below
   std::vector<Estimate> estimates;
   for (const Candidate& candidate : candidates)
     for (const char* way : {"never", "always"})
@@ -602,16 +602,14 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
 }
 
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
-/// Stage 22's five; 128 x 128 in six buffers, the shared memory that four leave unused; two of 64 rows
-/// (one consumer warpgroup) for short A, one of 64 columns for narrow C, and one of 64 x 64 for either.
+/// The rule's candidates alone (stage 22's other four sets, which it never weighs, are left out: the
+/// stage's compile waits for every instance): 128 x 256 in four buffers; 128 x 128 in six, the shared
+/// memory that four leave unused; two of 64 rows (one consumer warpgroup) for short A, one of 64
+/// columns for narrow C, and one of 64 x 64 for either.
 const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
                                std::int64_t, int, int, float*, int*)>
     kKernels = {
         {"128x256x64/s4", matmul_wgmma<128, 256, 64, 4, true>, matmul_wgmma<128, 256, 64, 4, false>},
-        {"128x256x64/s3", matmul_wgmma<128, 256, 64, 3, true>, matmul_wgmma<128, 256, 64, 3, false>},
-        {"128x128x64/s3", matmul_wgmma<128, 128, 64, 3, true>, matmul_wgmma<128, 128, 64, 3, false>},
-        {"128x128x64/s4", matmul_wgmma<128, 128, 64, 4, true>, matmul_wgmma<128, 128, 64, 4, false>},
-        {"256x128x64/s3", matmul_wgmma<256, 128, 64, 3, true>, matmul_wgmma<256, 128, 64, 3, false>},
         {"128x128x64/s6", matmul_wgmma<128, 128, 64, 6, true>, matmul_wgmma<128, 128, 64, 6, false>},
         {"64x256x64/s5", matmul_wgmma<64, 256, 64, 5, true>, matmul_wgmma<64, 256, 64, 5, false>},
         {"64x128x64/s8", matmul_wgmma<64, 128, 64, 8, true>, matmul_wgmma<64, 128, 64, 8, false>},

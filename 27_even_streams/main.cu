@@ -657,11 +657,12 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128, 1)
 
 /// The kernel's instances, one per `--params` set: for rows on 16-byte boundaries, and for the others.
 /// The rule's candidates alone (stage 22's other four sets, which it never weighs, are left out: the
-/// stage's compile waits for every instance): 128 x 256 in four buffers; 128 x 128 in six; two of 64
-/// rows (one consumer warpgroup) for short A, one of 64 columns for narrow C, and two of 64 x 64 for
-/// either (stage 25's in buffers of 128 columns of K); tiles 192 columns wide, of 192 rows in four
-/// buffers (one staging buffer per consumer warpgroup) and of 128 rows in four; and 64 x 128 in four
-/// buffers of 128 columns of K, for A that streams through the L2.
+/// stage's compile waits for every instance): 128 x 256 in four buffers; 128 x 128 in six, the shared
+/// memory that four leave unused; two of 64 rows (one consumer warpgroup) for short A, one of 64
+/// columns for narrow C, and two of 64 x 64 for either (stage 25's in buffers of 128 columns of K);
+/// tiles 192 columns wide, of 192 rows in four buffers (one staging buffer per consumer warpgroup) and
+/// of 128 rows in four; and 64 x 128 in four buffers of 128 columns of K, for A that streams through
+/// the L2.
 const cs::KernelTable<void (*)(CUtensorMap, CUtensorMap, CUtensorMap, float*, std::int64_t, std::int64_t,
                                std::int64_t, int, int, float*, int*)>
     kKernels = {
