@@ -741,7 +741,11 @@ cs::Bf16MatmulLaunch plan_launch(const StageOptions& options, const cs::MatmulSh
                                          shared_bytes_of(pair_tile), 2);
   }
   if (options.blocks > 0) machine.sms = std::min(options.blocks, machine.sms);
-  const std::vector<Estimate> ranked = rank(options.params, options.split, options.cluster, shape, machine);
+  // One block makes no pair: it runs alone, and --cluster 2 is refused.
+  if (machine.sms < 2 && options.cluster == "2")
+    throw cs::UsageError("--cluster 2 takes two blocks or more: --blocks 0 or 2 to 65535, got 1");
+  const std::string cluster_option = machine.sms < 2 ? "1" : options.cluster;
+  const std::vector<Estimate> ranked = rank(options.params, options.split, cluster_option, shape, machine);
   if (ranked.empty() ||
       (ranked.front().cluster == 2 && kPairKernels.find(ranked.front().params, true) == nullptr))
     throw cs::UsageError(kPairsOnly + options.params);
