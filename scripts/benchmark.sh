@@ -43,7 +43,7 @@ done
 # The register-tiled stages: every parameter set each offers (its --help lists them) at 4096^3, and
 # its default at the sizes where edges and the L2 cache matter: 2048, 4099 (odd: edges everywhere,
 # rows not 16-byte aligned) and 8192.
-for stage in 07_register_tile_1d 08_register_tile_2d 09_vectorized 10_warp_tiling 11_pipelined 12_bf16_inputs 13_tensor_cores 14_ldmatrix_swizzle 15_wgmma 16_wgmma_async 17_tma 18_warp_specialized 19_persistent 20_split_k 21_tma_store 22_unaligned_rows 23_kernel_choice 24_clusters 25_wide_k_steps 26_tiles_of_192 27_even_streams; do
+for stage in 07_register_tile_1d 08_register_tile_2d 09_vectorized 10_warp_tiling 11_pipelined 12_bf16_inputs 13_tensor_cores 14_ldmatrix_swizzle 15_wgmma 16_wgmma_async 17_tma 18_warp_specialized 19_persistent 20_split_k 21_tma_store 22_unaligned_rows 23_kernel_choice 24_clusters 25_wide_k_steps 26_tiles_of_192 27_even_streams 28_row_neighbours; do
   exe="$build/$stage/$stage"
   [[ -x $exe ]] || continue
   params=$("$exe" --help | sed -n 's/^ *--params \([^ ]*\).*/\1/p' | tr '|' ' ')

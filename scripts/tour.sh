@@ -33,8 +33,9 @@ cmake=${cmake:-cmake}
 # the previous stage. A stage that is not built is left out. (The GPU matmul stages run at 4096^3,
 # where the GPU is full; 22 at 4099^3, rows off 16-byte boundaries; 23 at 128 x 8192 x 8192, a short
 # A; 24 at 3000^3, rows that are not whole 128-byte lines; 25 at 64 x 4096 x 4096, 64 x 64 tiles; 26 at
-# 3000^3 again, 192 x 192 tiles in pairs; 27 at 4096 x 128 x 14336, an A larger than the L2; the CPU
-# loop at 1000^3, where it finishes in seconds: GFLOP/s compare across the sizes, times do not.)
+# 3000^3 again, 192 x 192 tiles in pairs; 27 at 4096 x 128 x 14336, an A larger than the L2; 28 at
+# 4096 x 128 x 4096, a row's two tiles on neighbouring blocks; the CPU loop at 1000^3, where it
+# finishes in seconds: GFLOP/s compare across the sizes, times do not.)
 plan=(
   "01_cpu_matmul|--size 1000|CPU loops: i-j-k, then i-k-j"
   "02_naive_kernel|--size 4096|one GPU thread per element of C"
@@ -63,6 +64,7 @@ plan=(
   "25_wide_k_steps|--m 64 --n 4096 --k 4096|buffers of 128 columns of K for 64 x 64 tiles"
   "26_tiles_of_192|--size 3000|192 x 192 tiles on three consumer warpgroups"
   "27_even_streams|--m 4096 --n 128 --k 14336|A streams in buffers of 128 columns of K"
+  "28_row_neighbours|--m 4096 --n 128 --k 4096|a row's two tiles on neighbouring blocks"
 )
 
 # format <printf-format> <value>: the value formatted, or '-' when there is none.

@@ -502,8 +502,8 @@ instructor() {
     "CUDACXX=$cuda_compiler" "CUDAARCHS=$cuda_architectures" "CMAKE_BUILD_PARALLEL_LEVEL=$build_jobs"
     "CTEST_PARALLEL_LEVEL=$build_jobs" "repo=$root")
 
-  # A class without Hopper GPUs: the lab it writes has TODOs in stages 01 to 14, 23, 26 and 27 (the
-  # rule, the pairs and the buffers, graded by their plans) alone, all of theirs.
+  # A class without Hopper GPUs: the lab it writes has TODOs in stages 01 to 14, 23, 26, 27 and 28
+  # (the rule, the pairs, the buffers and the neighbours, graded by their plans) alone, all of theirs.
   local regions early todos
   regions=$(bash "$make_lab" --list | cut -f1) || fail "make_lab.sh --list"
   if ! grep -qE '^(1[5-9]|2[0-2])[.]' <<<"$regions"; then
@@ -511,10 +511,10 @@ instructor() {
   else
     "${guide_env[@]}" "work=$work/no-hopper-key" "lab=$work/no-hopper" bash -e -c "mkdir -p \"\$work\"; $no_hopper" \
       >"$work/no-hopper.log" 2>&1 || { show_log "$work/no-hopper.log" 30; fail "the guide's commands for a class without Hopper GPUs failed"; }
-    early=$(grep -E '^(0[0-9]|1[0-4]|23|26|27)[.]' <<<"$regions" | sort)
+    early=$(grep -E '^(0[0-9]|1[0-4]|23|26|27|28)[.]' <<<"$regions" | sort)
     todos=$(cd "$work/no-hopper" && grep -rho 'TODO(lab [0-9][0-9][.][a-z0-9_]*)' [0-9][0-9]_* | sed 's/^TODO(lab //; s/)$//' | sort)
-    [[ $todos == "$early" ]] || fail "the lab for a class without Hopper GPUs should have a TODO for each region of 01 to 14, 23, 26 and 27 and no other; it has: $(echo $todos)"
-    echo "ok: the guide's lab for a class without Hopper GPUs has the $(grep -c . <<<"$early") TODOs of stages 01 to 14, 23, 26 and 27 and no other"
+    [[ $todos == "$early" ]] || fail "the lab for a class without Hopper GPUs should have a TODO for each region of 01 to 14, 23, 26, 27 and 28 and no other; it has: $(echo $todos)"
+    echo "ok: the guide's lab for a class without Hopper GPUs has the $(grep -c . <<<"$early") TODOs of stages 01 to 14, 23, 26, 27 and 28 and no other"
   fi
 
   # The student's finished lab, then the guide's grading commands on it.
