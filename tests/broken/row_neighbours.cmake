@@ -32,14 +32,14 @@ if(TARGET 28_row_neighbours)
   # the rule's instances at the shapes they plan). Neighbours with one column of tiles: at 4096 x 64 x
   # 4096 every pair's right block has nothing to do. Each check passes where the plan is not the one the
   # stage's check expects.
-  cs_add_broken_copy(neighbours_one_column 28_row_neighbours PARAMS 64x64x128/s6 64x64x64/s8
+  cs_add_broken_copy(neighbours_one_column 28_row_neighbours PARAMS 64x64x128/s6
     FIND "shape.m > shape.n && shape.n > tile.block_n" REPLACE "shape.m > shape.n")
   add_test(NAME broken_neighbours_one_column.caught_by_plan
            COMMAND bash -c "out=$(\"$0\" --plan --m 4096 --n 64 --k 4096) || exit 1; printf '%s\\n' \"$out\" | grep chosen: ; ! grep -qE 'chosen: 64x64x128/s6, split [a-z]+: 64 tiles' <<<\"$out\""
                    $<TARGET_FILE:broken_neighbours_one_column>)
   # Neighbours whatever the larger input: at 256 x 4096 x 4096 (A of 2 MB, B of 34 MB) the rule's 64 x
   # 128 tiles go to neighbours, which read the same few rows of A that every block reads anyway.
-  cs_add_broken_copy(neighbours_short_a 28_row_neighbours PARAMS 64x128x64/s8 64x128x128/s4
+  cs_add_broken_copy(neighbours_short_a 28_row_neighbours PARAMS 64x128x64/s8
     FIND "shape.m > shape.n && shape.n > tile.block_n" REPLACE "shape.n > tile.block_n")
   add_test(NAME broken_neighbours_short_a.caught_by_plan
            COMMAND bash -c "out=$(\"$0\" --plan --m 256 --n 4096 --k 4096) || exit 1; printf '%s\\n' \"$out\" | grep chosen: ; ! grep -qE 'chosen: [0-9x/s]+, split [a-z]+: [0-9]+ tiles' <<<\"$out\""
