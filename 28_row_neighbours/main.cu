@@ -333,13 +333,13 @@ __host__ __device__ constexpr int staging_buffers(int ring_bytes, int consumers)
 
 /// C = A·B (A m×k, B k×n, bf16; C m×n, FP32; row-major) in stage 19's persistent grid, in clusters of
 /// kCluster blocks that take a unit of kCluster tiles one above the other (block r of the cluster the
-/// r-th), or in pairs of neighbouring blocks 2c and 2c + 1 that take a unit of two tiles side by side
-/// (kNeighbours), the last round's units split along K: cluster (or pair) c of G takes the whole units c, c +
-/// G, ... below @p whole_tiles, then piece c % @p parts of unit whole_tiles + c / parts; a later piece's sums
-/// go to the block's slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and
-/// left zero after it), and the first piece's block adds them and stores the tile: through staging_buffers()
-/// per consumer warpgroup and TMA stores to @p c_map, behind the next tile's products, where rows are 16-byte
-/// aligned, else each warp its 16 rows through its own part of them, a row per store (chapter 22). The blocks
+/// r-th), the last round's units split along K: cluster c of G takes the whole units c, c + G, ...
+/// below @p whole_tiles, then piece c % @p parts of unit whole_tiles + c / parts; a later piece's sums go to
+/// the block's slot of @p partials and raise its warps' flags in @p arrived (zero before the launch and left
+/// zero after it), and the first piece's block adds them and stores the tile: through staging_buffers() per
+/// consumer warpgroup and TMA stores to @p c_map, behind the next tile's products, where rows are 16-byte
+/// aligned, else each warp its 16 rows through its own part of them, a row per store (chapter 22). With
+/// kNeighbours, a pair of neighbouring blocks 2c and 2c + 1 takes the units as a cluster does. The blocks
 /// must all run at once: the grid is at most one block per SM,
 /// the tiles of C taken in groups of kGroupRows rows; no block barrier after the barriers are set
 /// up, and only the stores to C are guarded; sizes and offsets are 64-bit whatever the problem.
